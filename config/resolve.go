@@ -44,6 +44,7 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 	d.exceptPathsOverlap(c, raw)
 	d.resolveCounts(c, raw)
 	d.leaseBoundsApply(&c.Store)
+	d.leasedCostsHeld(c, raw)
 	o := c.httpLimitOptions(keys)
 	d.locate(o.Validate(), raw, "")
 	if c.Envoy.Enabled {

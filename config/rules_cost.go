@@ -15,9 +15,11 @@ import (
 )
 
 // ruleCostsHeld refuses a rule without cost: whose limit holds less than a
-// plan's cost of a route the rule matches. Such a rule charges its limits
+// plan's cost of a route the rule matches, or admits less at once while
+// the store leases it (see leaseHold). Such a rule charges its limits
 // what the request costs (see httplimit.Rule's Cost), and a cost above a
-// limit's burst is never admitted, so those requests would all be refused.
+// limit's burst (a leased bucket's shared burst) is never admitted, so
+// those requests would all be refused.
 // A route is judged by one request of it per alternative of the rule (its
 // wildcards filled in, its method and host, or the alternative's when it
 // has none, and the alternative's headers): a rule that matches that
@@ -37,7 +39,11 @@ rules:
 			for _, ep := range slices.Sorted(maps.Keys(rp.plan.Costs)) {
 				cost := rp.plan.Costs[ep]
 				l, found := belowCost(r, cost)
-				if !found || checkPattern(ep) != nil || !slices.ContainsFunc(r.Alternatives(), func(m httplimit.Match) bool {
+				h, leasedOut := leaseHold{}, false
+				if !found {
+					h, leasedOut = c.Store.refusedBy(cost, r.Name+".", r.Limits)
+				}
+				if !found && !leasedOut || checkPattern(ep) != nil || !slices.ContainsFunc(r.Alternatives(), func(m httplimit.Match) bool {
 					req := sampleRequest(m, ep)
 					return ruleMatches(m, req) && !slices.ContainsFunc(r.Except, func(e httplimit.Match) bool { return exceptTakes(e, req) })
 				}) {
@@ -46,6 +52,11 @@ rules:
 				line := 0
 				if n := rp.costNodes[ep]; n != nil {
 					line = n.Line
+				}
+				if leasedOut {
+					d.Errorf(loc.node, loc.path, "%q costs %d on plan %s (%s.costs, line %d), which the rule charges as it sets no cost, %s",
+						ep, cost, rp.plan.Name, rp.path, line, h.why(cost, "give the rule a cost:"))
+					continue rules
 				}
 				d.Errorf(loc.node, loc.path, "limit %s holds %d, less than the %d that %q costs on plan %s (%s.costs, line %d), "+
 					"which the rule charges as it sets no cost: such requests could never be admitted "+

@@ -34,7 +34,7 @@ type call struct {
 	// The outcome, set by the run that decides the call.
 	now     int64
 	refused bool     // an enforcing check was refused
-	undo    []string // mode reserve: per check mark, dump, expiry
+	undo    []string // mode reserve: per check mark, dump, expiry; then the run's time
 	err     error
 
 	// Batching: done receives one signal when the call is decided, or when
@@ -209,12 +209,13 @@ func (s *Store) readCalls(msgs []rueidis.RedisMessage, mode string, calls []*cal
 			if len(msgs)-extra < 3*n {
 				return fmt.Errorf("reply of %d entries, want at least %d", len(msgs), extra+3*n)
 			}
-			c.undo = make([]string, 3*n)
+			c.undo = make([]string, 3*n, 3*n+1)
 			for j := range c.undo {
 				if c.undo[j], err = undoWord(msgs[extra+j]); err != nil {
 					return err
 				}
 			}
+			c.undo = append(c.undo, strconv.FormatInt(now, 10))
 			extra += 3 * n
 		}
 	}

@@ -12,8 +12,12 @@ import (
 
 // reservation is what one slot's reserve run admitted and how to undo it.
 type reservation struct {
-	idx  []int    // the slot's checks
-	undo []string // per check: mark, DUMP, PEXPIRETIME ("" when not written)
+	idx []int // the slot's checks
+	// undo is, per check, the mark, DUMP and PEXPIRETIME ("" when not
+	// written), then the time of the run that reserved (µs since
+	// sluice.Epoch, by its slot's clock): a state reset at or after it, or
+	// created after it, never counted the reservation (see refund.lua).
+	undo []string
 }
 
 // crossSlot decides a call whose checks span Cluster slots: one reserve
@@ -163,11 +167,13 @@ func (s *Store) undoContext(ctx context.Context) (context.Context, context.Cance
 }
 
 // refund runs refund.lua for the checks of r that consumed and writes their
-// peeks to out. Each reservation must be refunded at most once.
+// peeks to out. Each reservation must be refunded at most once. A key
+// reset since the reservation, or whose state was created since (evicted,
+// deleted), is left alone: the state there now never counted it.
 func (s *Store) refund(ctx context.Context, token string, checks []sluice.Check, keys []string, r reservation, out []sluice.Status) error {
 	var rkeys []string
 	var idx []int
-	args := []string{s.timeArg(), token}
+	args := []string{s.timeArg(), token, r.undo[len(r.undo)-1]}
 	for j, i := range r.idx {
 		mark, dump, expires := r.undo[3*j], r.undo[3*j+1], r.undo[3*j+2]
 		if mark == "" {
@@ -183,6 +189,9 @@ func (s *Store) refund(ctx context.Context, token string, checks []sluice.Check,
 	}
 	if len(idx) == 0 {
 		return nil
+	}
+	for _, i := range idx {
+		rkeys = append(rkeys, resetKey(keys[i]))
 	}
 	msgs, err := s.scripts.refund.Exec(ctx, s.client, rkeys, args).ToArray()
 	if err != nil {

@@ -42,10 +42,11 @@
 // than decimal text (the forms of earlier versions, without the time, or
 // the decimal "<algorithm> <t> <a> <b>", are still read; versions before
 // the packed form read it as a key never seen) — or a hash for the sliding
-// log and concurrency leases, whose entries are its fields. A refund or a
-// lease given back that was counted before a state's creation time was
-// counted by a state the key no longer holds (evicted, deleted): it
-// leaves the state alone (see Store.Refund and Leased quota). A script run reads the
+// log and concurrency leases, whose entries are its fields. A refund, a
+// lease given back or a cross-slot reservation refunded that was counted
+// before a state's creation time was counted by a state the key no longer
+// holds (evicted, deleted): it leaves the state alone (see Store.Refund,
+// Checks that span slots and Leased quota). A script run reads the
 // strings of all its keys with one MGET and writes each key it changed once,
 // at its end, with one SET and the key's TTL.
 //
@@ -153,7 +154,11 @@
 // reservation, and otherwise takes the reservation's units back out of
 // whatever it holds (the window's count, the log entry, or what a bucket
 // misses because of the reservation), so that every state is as if the
-// call never ran. A bucket records what each pending reservation makes it
+// call never ran — unless the key was reset at or after the reservation
+// (its reset key, see Keys) or holds a state created after it (the state
+// that counted it evicted or deleted): that state never counted the
+// reservation, and the refund leaves it alone rather than hand its units
+// out again. A bucket records what each pending reservation makes it
 // miss, for up to four pending at once, as other calls write it and other
 // reservations are refunded, in any order: the fifth pushes the oldest
 // out, and a refund of one no longer recorded gives back nothing (errs on
@@ -346,9 +351,15 @@
 //     h = ⌈r·L⌉ is what refills in L: spent ≤ B + r·(t−s), the bucket's own
 //     promise. L is the time a quarter of the burst takes to refill (at
 //     most Options.Lease.MaxAge); a bucket of burst 1, or whose L would be
-//     under a millisecond, is not leased. The cost is a burst smaller by h
+//     under a millisecond, is not leased (internal/leasehold, by which
+//     configuration judges costs too). The cost is a burst smaller by h
 //     for the whole fleet; the long-run rate is the bucket's. Holding back
 //     h per lease instead would cost h per lease taken, at every refill.
+//     A check whose cost is above B − h, though not above B, is therefore
+//     never admitted: it is refused as a cost above a burst is, RetryAfter
+//     sluice.Never and nothing consumed, in one round trip. Deciding it by
+//     B would spend B + h in an instant beside a lease of h spent at the
+//     end of its L; configuration refuses such a cost at load.
 //   - Sliding log and concurrency are decided per request. A log admits by
 //     the timestamps of its entries, and a unit spent after its entry would
 //     count in spans the log never checked: exactness per request is the

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/leasehold"
 )
 
 // LeaseMode says whether a limit's quota is leased (see Leased).
@@ -42,7 +43,7 @@ const MaxLeaseKeys = 1 << 16
 // Defaults of LeaseOptions.
 const (
 	DefaultLeaseMaxUnits = 1000
-	DefaultLeaseMaxAge   = time.Minute
+	DefaultLeaseMaxAge   = leasehold.DefaultMaxAge // a minute
 	DefaultLeaseIdle     = 250 * time.Millisecond
 )
 
@@ -150,7 +151,11 @@ type leaseBackend interface {
 // take refused when asking cost and lease together, are decided by the store
 // behind, check by check exactly as without leases (a bucket's by its shared
 // limit). One take runs at a time per key and limit: a call that needs one
-// while another runs waits for it and looks again.
+// while another runs waits for it and looks again. A call with a check of a
+// leased bucket whose cost is above the bucket's shared burst
+// (leasehold.Of), which the shared state never admits, is
+// decided by the store behind at once: that check refused with RetryAfter
+// sluice.Never and nothing consumed, as a cost above a burst is.
 //
 // A key's next lease is taken before its current one runs out: when a check
 // leaves the current lease with a quarter of its units or of its life, and no
@@ -335,7 +340,7 @@ func (l *Leased) Apply(ctx context.Context, checks []sluice.Check, out []sluice.
 	es := buf[:0]
 	for i := range checks {
 		e := l.entry(&checks[i])
-		if e == nil || contains(es, e) { // not leased, or twice in the call
+		if e == nil || contains(es, e) || e.beyond(checks[i].Cost) { // not leased, twice in the call, or never admitted
 			return l.exact(ctx, checks, out)
 		}
 		es = append(es, e)

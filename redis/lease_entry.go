@@ -63,6 +63,25 @@ func (e *leaseEntry) leased() *leaseEntry {
 	return e
 }
 
+// beyond reports whether a check of cost is more than e's shared state
+// ever admits at once: its shared burst, B − h. Such a check is refused as
+// a cost above a limit's burst is, with RetryAfter sluice.Never and
+// nothing consumed, by exact, which decides it by the shared limit in one
+// round trip (a take of cost and lease would only be refused first).
+//
+// It is not decided by the full burst B instead, which would break the
+// fleet's promise that the hold-back keeps (see the package documentation,
+// Leased quota): units counted at g may be spent up to L later, and a
+// check decided by B finds the bucket as full as B allows once they have
+// refilled. A lease of h units taken from a full bucket at g and spent
+// just before g + L, and a cost of B admitted then by the full burst (the
+// h units have refilled by then), spend B + h within an instant where the
+// bucket promises B (a GCRA of burst 10 holding back 2: 12). Every check
+// of a leased bucket must find at most B − h.
+func (e *leaseEntry) beyond(cost int64) bool {
+	return cost > e.plan.shared.Burst()
+}
+
 // held returns the unspent units of e's leases.
 func (e *leaseEntry) held() int64 { return e.cur.units + e.next.units }
 

@@ -7,11 +7,8 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/internal/algo"
+	"github.com/sluice-dev/sluice/internal/leasehold"
 )
-
-// minLeaseLife is the shortest life worth a lease: a lease that ends
-// before its take's reply could arrive saves nothing.
-const minLeaseLife = 1000 // µs
 
 // leasePlan is how one limit is leased (see Leased and the package
 // documentation, Leased quota, for why each bound holds).
@@ -45,7 +42,9 @@ type leasePlan struct {
 // given back by the work that holds it, not by time), a leaky-bucket queue
 // (each admission is told its own delay), a shadow limit (it never
 // refuses, so there is nothing to save), and a bucket whose burst or rate
-// leaves no hold-back worth a lease.
+// leaves no hold-back worth a lease. A bucket's life and hold-back are
+// leasehold.Of's, the one formula that configuration judges
+// costs by too.
 func planLease(l sluice.Limit, maxAge time.Duration) (leasePlan, bool) {
 	if l.Err() != nil || l.Shadow() {
 		return leasePlan{}, false
@@ -56,31 +55,14 @@ func planLease(l sluice.Limit, maxAge time.Duration) (leasePlan, bool) {
 	case sluice.AlgorithmFixedWindow, sluice.AlgorithmSlidingCounter:
 		return leasePlan{shared: l, window: w, life: min(age, w),
 			period: algo.Period(l.Period()), off: int64(l.Offset() / time.Microsecond)}, true
-	case sluice.AlgorithmTokenBucket, sluice.AlgorithmGCRA, sluice.AlgorithmLeakyBucket:
-		if l.MaxWait() > 0 {
-			return leasePlan{}, false
-		}
-	default:
-		return leasePlan{}, false
 	}
-	// A bucket holds back at most a quarter of its burst (one unit for a
-	// burst of 2 or 3): L is the time that hold takes to refill, capped by
-	// maxAge, and the hold is then what refills in L, rounded up.
-	b := l.Burst()
-	if b < 2 {
-		return leasePlan{}, false
-	}
-	life := min(mulDiv(max(b/4, 1), w, q), age)
-	if life < minLeaseLife {
-		return leasePlan{}, false
-	}
-	hold := ceilMulDiv(life, q, w)
-	shared := l.WithBurst(b - hold)
-	if hold < 1 || hold >= b || shared.Err() != nil {
+	shared, life, ok := leasehold.Of(l, maxAge)
+	if !ok {
 		return leasePlan{}, false
 	}
 	g := gcd(q, w)
-	return leasePlan{shared: shared, life: life, hold: hold, rq: q / g, rw: w / g}, true
+	return leasePlan{shared: shared, life: int64(life / time.Microsecond), hold: l.Burst() - shared.Burst(),
+		rq: q / g, rw: w / g}, true
 }
 
 // lifeAt returns how long, in µs from g (the shared state's time of the
@@ -121,16 +103,6 @@ func (p *leasePlan) mark(g int64) string {
 		return strconv.FormatInt(start, 10)
 	}
 	return strconv.FormatInt(g, 10) + ":0"
-}
-
-// mulDiv returns ⌊a·b/c⌋ for positive a, b, c, saturating at 2^62.
-func mulDiv(a, b, c int64) int64 {
-	hi, lo := bits.Mul64(uint64(a), uint64(b))
-	if hi >= uint64(c) {
-		return 1 << 62
-	}
-	quo, _ := bits.Div64(hi, lo, uint64(c))
-	return int64(min(quo, 1<<62))
 }
 
 // ceilMulDiv returns ⌈a·b/c⌉ for positive a, b, c, saturating at 2^62.
