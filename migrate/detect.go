@@ -25,7 +25,7 @@ var formatSigns = []formatSign{
 	// or TOML, which Traefik reads too: a table ([http.middlewares.<name>.rateLimit],
 	// or one below it) or a key given a value (rateLimit.average = 1,
 	// <name>.rateLimit = {…}).
-	{FormatTraefik, regexp.MustCompile(`(?m)^\s*rateLimit:|"rateLimit"\s*:\s*\{|(?m)^\s*\[http\.middlewares\.\S+\.rateLimit(\.\S+)?\]|(?m)^\s*(\S+\.)?rateLimit(\.\S+)?\s*=`)},
+	{FormatTraefik, regexp.MustCompile(`(?m)^\s*(rateLimit|inFlightReq):|"(rateLimit|inFlightReq)"\s*:\s*\{|(?m)^\s*\[http\.middlewares\.\S+\.(rateLimit|inFlightReq)(\.\S+)?\]|(?m)^\s*(\S+\.)?(rateLimit|inFlightReq)(\.\S+)?\s*=`)},
 	// A section's name is of the characters HAProxy allows in one, so
 	// that nginx's "listen 80;" is not taken for a section; a listen
 	// section may name its address, and a comment may end the line.
@@ -39,7 +39,7 @@ var formatSigns = []formatSign{
 // Detect returns the format src is written in, when exactly one format's
 // signs are in it: nginx's limit_req and limit_conn directives, an Envoy
 // local rate limit or envoyproxy/ratelimit's domain, Kong's rate-limiting
-// plugin (decK or KongPlugin), Traefik's rateLimit middleware, HAProxy's sections, ingress-nginx's
+// plugin (decK or KongPlugin), Traefik's rateLimit or inFlightReq middleware, HAProxy's sections, ingress-nginx's
 // limit annotations, API Gateway's usage plans (the CLI's JSON or a
 // CloudFormation template), Envoy Gateway's BackendTrafficPolicy. ok is false
 // when none or several are, and the caller must be told the format.

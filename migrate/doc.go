@@ -9,8 +9,8 @@
 //     limit filter in an Envoy or Istio configuration (EnvoyLocal);
 //   - Kong's rate-limiting and rate-limiting-advanced plugins in a decK file
 //     or in the Kong Ingress Controller's resources (Kong);
-//   - Traefik's rateLimit middleware, in a file-provider YAML or a
-//     Kubernetes Middleware resource (Traefik);
+//   - Traefik's rateLimit and inFlightReq middlewares, in a file-provider
+//     YAML or a Kubernetes Middleware resource (Traefik);
 //   - HAProxy's stick tables of http_req_rate or conn_cur, their track-sc
 //     actions and the http-request deny or tcp-request reject rules that
 //     compare them (HAProxy);

@@ -84,6 +84,22 @@ func (s *nginxScope) dryRunOf(u nginxUse) bool {
 // ends; nginx holds one for as long as the request runs.
 const connLease = 10 * time.Minute
 
+// concurrencyLimit is the limit, called name, of n requests of a key in
+// flight at once, as the source's (source) says: a slot not given back is
+// freed after connLease.
+func concurrencyLimit(name string, n int64, source string) Limit {
+	return Limit{Name: name, Algorithm: "concurrency", Quantity: n, Window: connLease, Source: source}
+}
+
+// leaseNote reports, at where, how an imported concurrency limit gives its
+// slots back where proxy (the source: "nginx") gives them back when the
+// request ends: behind a forward-auth check (the source's forwardAuth)
+// sluice never sees the end, so places (where the limits apply) belong
+// behind sluice's reverse proxy.
+func (t *Translation) leaseNote(where, proxy, forwardAuth, places string) {
+	t.differs(where, "sluice's reverse proxy gives a slot back when the response ends, as %[1]s does when the request does; behind %[2]s (forward-auth) sluice never sees the end, so each slot is held for the whole lease (%[4]s): serve %[3]s through sluice's reverse proxy. A slot not given back (a request running longer than the lease, a crash) is freed after %[4]s, where %[1]s holds it as long as the request runs.", proxy, forwardAuth, places, formatWindow(connLease))
+}
+
 // nginxStockInclude are the files nginx's packages ship for include that
 // hold no limits (MIME types, parameters passed to upstreams).
 var nginxStockInclude = map[string]bool{
@@ -431,7 +447,10 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 		t.nginxRules(zones, scopes)
 	}
 	if conns {
-		t.nginxConnNotes(connStatus, connDryRun)
+		both := slices.ContainsFunc(scopes, func(s nginxScope) bool {
+			return slices.ContainsFunc(s.uses, func(u nginxUse) bool { return u.conn }) && slices.ContainsFunc(s.uses, func(u nginxUse) bool { return !u.conn })
+		})
+		t.nginxConnNotes(connStatus, connDryRun, both)
 	}
 	if status > 0 {
 		if status != 429 {
@@ -450,8 +469,9 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 	return nil
 }
 
-// nginxConnNotes compares what limit_conn does beyond its count.
-func (t *Translation) nginxConnNotes(status int, dryRun bool) {
+// nginxConnNotes compares what limit_conn does beyond its count; both:
+// some place uses limit_conn and limit_req together.
+func (t *Translation) nginxConnNotes(status int, dryRun, both bool) {
 	if status != 429 {
 		t.differs("limit_conn_status", "nginx refused with %d; sluice refuses with 429 Too Many Requests, Retry-After and a problem+json body.", status)
 	} else {
@@ -460,7 +480,10 @@ func (t *Translation) nginxConnNotes(status int, dryRun bool) {
 	if dryRun {
 		t.same("limit_conn_dry_run", "on: the concurrency limits are imported in shadow mode.")
 	}
-	t.differs("limit_conn", "sluice's reverse proxy gives a slot back when the response ends, as nginx does when the request does; behind auth_request (forward-auth) sluice never sees the end, so each slot is held for the whole lease (%s): serve limit_conn's locations through sluice's reverse proxy. A slot not given back (a request running longer than the lease, a crash) is freed after %s, where nginx holds it as long as the request runs.", formatWindow(connLease), formatWindow(connLease))
+	t.leaseNote("limit_conn", "nginx", "auth_request", "limit_conn's locations")
+	if both {
+		t.differs("limit_conn with limit_req", "nginx runs limit_req before limit_conn, each deciding alone: a request limit_conn refuses has already spent its place in limit_req's bucket, where sluice decides a location's limits in one call and a refusal spends nothing, so after limit_conn's refusals sluice admits more than nginx. And nginx takes the connection slot only once limit_req's delay is over (without nodelay), where sluice holds the slot while the request waits in the queue, so it may refuse a request nginx would have admitted. The two agree where limit_conn refuses nothing: compare them during the shadow rollout where it does.")
+	}
 }
 
 func useSet(uses []nginxUse) string {
@@ -504,8 +527,7 @@ func (t *Translation) nginxZoneNotes(z *nginxZone) {
 func (t *Translation) nginxLimit(z *nginxZone, u nginxUse, name, where string) Limit {
 	if u.conn {
 		t.same(where, "nginx refuses a request when %d requests of its key are being processed; a concurrency limit of %d admits the same, and gives a slot back when a response ends.", u.n, u.n)
-		return Limit{Name: name, Algorithm: "concurrency", Quantity: u.n, Window: connLease,
-			Source: fmt.Sprintf("limit_conn_zone %s; limit_conn %s %d", z.key, z.name, u.n)}
+		return concurrencyLimit(name, u.n, fmt.Sprintf("limit_conn_zone %s; limit_conn %s %d", z.key, z.name, u.n))
 	}
 	l := Limit{Name: name, Quantity: z.quantity, Window: z.window}
 	unit := "r/s"

@@ -41,8 +41,24 @@ func (t *Translation) nginxCosts(scopes []nginxScope, rules bool) {
 			t.same(s.where, "it sets no limit_req or limit_conn, but another server's %s limits %s, and a path's cost holds on every host: its paths keep cost 1, and the rules that match them on this server's hosts leave them out (except_paths, or except: on its hosts), so nothing counts them here, as in nginx.", other.where, strings.Join(s.pattern, " "))
 		default:
 			t.differs(s.where, "it sets no limit_req or limit_conn, but another server's %s limits %s, and a path's cost holds on every host: its requests count against the imported limits too. Give the servers names (server_name) a rule can match, so that each server's limits become rules of its hosts.", other.where, strings.Join(s.pattern, " "))
+			continue
 		}
+		t.nginxUnlimitedPrefix(s, scopes)
 	}
+}
+
+// nginxUnlimitedPrefix reports s, a location without limits that the
+// import frees or leaves out, when it is a prefix without a final slash
+// (location /api, patterns /api and /api/) under a limited location that
+// holds the other names starting so: nginx gives it /apix too, unlimited,
+// where the patterns hold the path and what lies below it only, so a
+// request of /apix… counts against the enclosing limit in sluice.
+func (t *Translation) nginxUnlimitedPrefix(s *nginxScope, scopes []nginxScope) {
+	if len(s.pattern) != 2 || !underLimited([]string{s.pattern[0] + "x"}, scopes) {
+		return
+	}
+	p := s.pattern[0]
+	t.differs(s.where, "nginx's prefix %s is a string prefix, which also takes %sx…, unlimited, as this location sets no limit_req or limit_conn; the patterns %s and %s, which cost 0 or are left out, hold the path and what lies below it only, so a request of %sx… counts against the limited location whose prefix holds it. Write the location as %s/ (and location = %s) if it means the path and what lies below it.", p, p, p, s.pattern[1], p, p, p)
 }
 
 // nginxLimitedElsewhere returns a limited location of another server than

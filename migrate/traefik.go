@@ -2,10 +2,8 @@ package migrate
 
 import (
 	"fmt"
-	"maps"
 	"net/http"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,22 +13,27 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
-// traefikRateLimit is the rateLimit middleware's configuration.
+// traefikSourceCriterion is a middleware's sourceCriterion: what makes
+// requests one source, whose requests it counts together.
+type traefikSourceCriterion struct {
+	IPStrategy *struct {
+		Depth       int      `yaml:"depth"`
+		ExcludedIPs []string `yaml:"excludedIPs"`
+		// IPv6Subnet (Traefik 3.1) makes an IPv6 address's subnet of
+		// this length the source.
+		IPv6Subnet *int `yaml:"ipv6Subnet"`
+	} `yaml:"ipStrategy"`
+	RequestHeaderName string `yaml:"requestHeaderName"`
+	RequestHost       bool   `yaml:"requestHost"`
+}
+
+// traefikRateLimit is the rateLimit middleware's configuration; its
+// source is the client address unless SourceCriterion says otherwise.
 type traefikRateLimit struct {
-	Average         int64     `yaml:"average"`
-	Period          yaml.Node `yaml:"period"`
-	Burst           *int64    `yaml:"burst"`
-	SourceCriterion *struct {
-		IPStrategy *struct {
-			Depth       int      `yaml:"depth"`
-			ExcludedIPs []string `yaml:"excludedIPs"`
-			// IPv6Subnet (Traefik 3.1) makes an IPv6 address's subnet of
-			// this length the source.
-			IPv6Subnet *int `yaml:"ipv6Subnet"`
-		} `yaml:"ipStrategy"`
-		RequestHeaderName string `yaml:"requestHeaderName"`
-		RequestHost       bool   `yaml:"requestHost"`
-	} `yaml:"sourceCriterion"`
+	Average         int64                   `yaml:"average"`
+	Period          yaml.Node               `yaml:"period"`
+	Burst           *int64                  `yaml:"burst"`
+	SourceCriterion *traefikSourceCriterion `yaml:"sourceCriterion"`
 	// Redis (Traefik 3.4) keeps the buckets in Redis, one set for every
 	// router naming the middleware.
 	Redis *traefikRedis `yaml:"redis"`
@@ -60,42 +63,41 @@ func (t *Translation) traefikStore(name string, r *traefikRedis) {
 // the middlewares of the router Traefik makes of it.
 const traefikIngressMiddlewares = "traefik.ingress.kubernetes.io/router.middlewares"
 
+// traefikSpec is a middleware's configuration, of the kinds the import
+// reads.
+type traefikSpec struct {
+	RateLimit   *traefikRateLimit   `yaml:"rateLimit"`
+	InFlightReq *traefikInFlightReq `yaml:"inFlightReq"`
+	Chain       *struct {
+		Middlewares []traefikMiddlewareRef `yaml:"middlewares"`
+	} `yaml:"chain"`
+}
+
 // traefikDoc is a file-provider configuration, or a Kubernetes Middleware
 // or IngressRoute.
 type traefikDoc struct {
 	HTTP struct {
-		Middlewares map[string]struct {
-			RateLimit *traefikRateLimit `yaml:"rateLimit"`
-			Chain     *struct {
-				Middlewares []string `yaml:"middlewares"`
-			} `yaml:"chain"`
-		} `yaml:"middlewares"`
-		Routers map[string]struct {
-			Rule        string   `yaml:"rule"`
-			Middlewares []string `yaml:"middlewares"`
-			Priority    int      `yaml:"priority"`
-			EntryPoints []string `yaml:"entryPoints"`
+		Middlewares map[string]traefikSpec `yaml:"middlewares"`
+		Routers     map[string]struct {
+			Rule        string                 `yaml:"rule"`
+			Middlewares []traefikMiddlewareRef `yaml:"middlewares"`
+			Priority    int                    `yaml:"priority"`
+			EntryPoints []string               `yaml:"entryPoints"`
 		} `yaml:"routers"`
 	} `yaml:"http"`
 	Kind     string `yaml:"kind"`
 	Metadata struct {
 		Name        string            `yaml:"name"`
+		Namespace   string            `yaml:"namespace"`
 		Annotations map[string]string `yaml:"annotations"`
 	} `yaml:"metadata"`
 	Spec struct {
-		RateLimit *traefikRateLimit `yaml:"rateLimit"`
-		Chain     *struct {
-			Middlewares []struct {
-				Name string `yaml:"name"`
-			} `yaml:"middlewares"`
-		} `yaml:"chain"`
+		traefikSpec `yaml:",inline"`
 		EntryPoints []string `yaml:"entryPoints"`
 		Routes      []struct {
-			Match       string `yaml:"match"`
-			Priority    int    `yaml:"priority"`
-			Middlewares []struct {
-				Name string `yaml:"name"`
-			} `yaml:"middlewares"`
+			Match       string                 `yaml:"match"`
+			Priority    int                    `yaml:"priority"`
+			Middlewares []traefikMiddlewareRef `yaml:"middlewares"`
 		} `yaml:"routes"`
 	} `yaml:"spec"`
 }
@@ -112,157 +114,106 @@ func traefikTOML(src, source string) bool {
 	return strings.HasSuffix(strings.ToLower(source), ".toml") || traefikTOMLSign.MatchString(src)
 }
 
-// traefikMiddleware is a rateLimit middleware and its name.
+// traefikMiddleware is a limiting middleware: a rateLimit (rl) or an
+// inFlightReq (inFlight). key tells it from every other middleware of the
+// file (see traefikRead); name is how the report names it.
 type traefikMiddleware struct {
-	name string
-	rl   *traefikRateLimit
+	key, name string
+	rl        *traefikRateLimit
+	inFlight  *traefikInFlightReq
 }
 
-// Traefik translates Traefik's rateLimit middlewares: a file-provider
-// configuration (http.middlewares), in TOML or in YAML, or Kubernetes
-// Middleware resources, in one or several YAML documents; source names the
-// file. A file whose name ends in .toml, or that holds a TOML table header
-// or key of Traefik's (see traefikTOMLSign), is read as TOML and
-// translated as the YAML of the same tables is.
+// source returns the sourceCriterion Traefik keys m by (nil: the client
+// address).
+func (m *traefikMiddleware) source() *traefikSourceCriterion {
+	if m.inFlight != nil {
+		return m.inFlight.source()
+	}
+	return m.rl.SourceCriterion
+}
+
+// Traefik translates Traefik's rateLimit and inFlightReq middlewares: a
+// file-provider configuration (http.middlewares), in TOML or in YAML, or
+// Kubernetes Middleware resources, in one or several YAML documents; source
+// names the file. A file whose name ends in .toml, or that holds a TOML
+// table header or key of Traefik's (see traefikTOMLSign), is read as TOML
+// and translated as the YAML of the same tables is.
 func Traefik(src, source string) (*Translation, error) {
 	each := eachDocument[traefikDoc]
 	if traefikTOML(src, source) {
 		each = tomlDocument[traefikDoc]
 	}
 	t := &Translation{Format: FormatTraefik, Source: source}
-	var (
-		all     []traefikMiddleware
-		routers []traefikRouter
-		chains  = map[string][]string{} // a chain middleware's middlewares
-	)
-	err := each(src, source, func(d *traefikDoc) error {
-		for _, name := range slices.Sorted(maps.Keys(d.HTTP.Middlewares)) {
-			if rl := d.HTTP.Middlewares[name].RateLimit; rl != nil {
-				all = append(all, traefikMiddleware{name, rl})
-			}
-			if c := d.HTTP.Middlewares[name].Chain; c != nil {
-				chains[name] = unqualified(c.Middlewares)
-			}
-		}
-		for _, name := range slices.Sorted(maps.Keys(d.HTTP.Routers)) {
-			r := d.HTTP.Routers[name]
-			routers = append(routers, traefikRouter{name: name, rule: r.Rule, middlewares: unqualified(r.Middlewares),
-				priority: traefikPriority(r.Priority, r.Rule), entryPoints: r.EntryPoints})
-		}
-		switch d.Kind {
-		case "Ingress":
-			if names := d.Metadata.Annotations[traefikIngressMiddlewares]; names != "" {
-				t.differs("Ingress "+d.Metadata.Name, "its %s annotation names %s, which Traefik runs on its router only; the import reads routers from http.routers and IngressRoutes, not from Ingresses: write the Ingress as an IngressRoute to import where its limits apply.", traefikIngressMiddlewares, names)
-			}
-		case "Middleware":
-			if d.Spec.RateLimit != nil {
-				all = append(all, traefikMiddleware{d.Metadata.Name, d.Spec.RateLimit})
-			}
-			if c := d.Spec.Chain; c != nil {
-				var names []string
-				for _, m := range c.Middlewares {
-					names = append(names, m.Name)
-				}
-				chains[d.Metadata.Name] = unqualified(names)
-			}
-		case "IngressRoute":
-			for i, rt := range d.Spec.Routes {
-				var names []string
-				for _, m := range rt.Middlewares {
-					names = append(names, m.Name)
-				}
-				name := d.Metadata.Name
-				if len(d.Spec.Routes) > 1 {
-					name = fmt.Sprintf("%s-%d", name, i+1)
-				}
-				routers = append(routers, traefikRouter{name: name, rule: rt.Match, middlewares: unqualified(names),
-					priority: traefikPriority(rt.Priority, rt.Match), entryPoints: d.Spec.EntryPoints})
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	x := &traefikRead{chains: map[string][]traefikRef{}, defined: map[string]bool{}, crdNames: map[string][]string{}, crdFull: map[string]string{}}
+	if err := each(src, source, func(d *traefikDoc) error { return x.doc(t, d) }); err != nil {
 		return nil, err
 	}
-	if len(all) == 0 {
-		return nil, fmt.Errorf("%s: no rateLimit middleware", source)
+	if len(x.all) == 0 {
+		return nil, fmt.Errorf("%s: no rateLimit or inFlightReq middleware", source)
 	}
-	steps := maxChainSteps
-	for i := range routers {
-		routers[i].middlewares = inChains(routers[i].middlewares, chains, 0, &steps)
-	}
+	x.resolveRouters()
+	x.names()
+	all, routers := x.all, x.routers
 	if n := max(len(routers), len(all)); n > MaxPlaces {
 		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(n, "routers"))
 	}
 	rules := len(routers) > 0
 	for _, f := range all {
-		if sc := f.rl.SourceCriterion; sc != nil && (sc.RequestHeaderName != "" || sc.RequestHost) {
+		if err := traefikCheckSource(f.source()); err != nil {
+			return nil, fmt.Errorf("%s: middleware %s: %w", source, f.name, err)
+		}
+		if sc := f.source(); f.inFlight != nil || sc != nil && (sc.RequestHeaderName != "" || sc.RequestHost) {
 			rules = true
-			if sc.RequestHeaderName != "" && !validHeaderName(sc.RequestHeaderName) {
-				return nil, fmt.Errorf("%s: middleware %s: requestHeaderName %q is not a header name", source, f.name, sc.RequestHeaderName)
-			}
 		}
 	}
 	if rules {
 		if err := t.traefikRules(all, routers); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
-	} else {
-		for _, f := range all {
-			l, err := t.traefikLimit(f.name, f.rl, t.limitName(f.name))
-			if err != nil {
-				return nil, fmt.Errorf("%s: middleware %s: %w", source, f.name, err)
-			}
-			if l != nil {
-				t.traefikSource(f.name, f.rl, nil)
-				t.Limits = append(t.Limits, *l)
-			}
-			if f.rl.Redis != nil {
-				t.Instances, t.OnStoreError = 2, "local"
-				t.traefikStore(f.name, f.rl.Redis)
-				t.same("middleware "+f.name+" redis", "Traefik's Redis storage shares the buckets between Traefik instances: sluice's Redis store (set store.redis.addresses to your Redis and instances to your number of sluice instances).")
-			}
-		}
+	} else if err := t.traefikPlanLimits(all); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	if len(all) > 0 && len(routers) == 0 {
+	if len(routers) == 0 {
 		t.differs("middlewares", "Traefik applies each middleware to the routers that name it; the file has no routers, so sluice applies every imported limit to every request. Import the routers with the middlewares to limit each where it applies.")
+		t.traefikInTurn("middlewares", all)
 	}
 	t.differs("headers", "Traefik sends no rate-limit headers and refuses with a bare 429; sluice adds RateLimit headers, Retry-After and a problem+json body.")
 	return t, nil
 }
 
-// maxChainDepth bounds the nesting of chain middlewares, and
-// maxChainSteps the names a file's chains are expanded into, all routers
-// together.
-const (
-	maxChainDepth = 16
-	maxChainSteps = 100_000
-)
-
-// inChains returns the middlewares names run: each chain middleware's
-// middlewares in its place, in order, as Traefik runs them. A chain nested
-// deeper than maxChainDepth (or in itself), or met once *steps names have
-// been read, is left as its name.
-func inChains(names []string, chains map[string][]string, depth int, steps *int) []string {
-	var out []string
-	for _, n := range names {
-		*steps--
-		if c, ok := chains[n]; ok && depth < maxChainDepth && *steps > 0 {
-			out = append(out, inChains(c, chains, depth+1, steps)...)
-		} else {
-			out = append(out, n)
-		}
+// traefikCheckSource refuses a sourceCriterion Traefik refuses: ipStrategy
+// with requestHeaderName (mutually exclusive in Traefik 3 and late 2.x
+// releases), and a requestHeaderName that is not a header name.
+func traefikCheckSource(sc *traefikSourceCriterion) error {
+	switch {
+	case sc == nil:
+	case sc.IPStrategy != nil && sc.RequestHeaderName != "":
+		return fmt.Errorf("sourceCriterion: ipStrategy and requestHeaderName are mutually exclusive (Traefik refuses the middleware): keep the one it should count by")
+	case sc.RequestHeaderName != "" && !validHeaderName(sc.RequestHeaderName):
+		return fmt.Errorf("requestHeaderName %q is not a header name", sc.RequestHeaderName)
 	}
-	return out
+	return nil
 }
 
-// unqualified returns names without their provider suffix ("api@file").
-func unqualified(names []string) []string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i], _, _ = strings.Cut(n, "@")
+// traefikPlanLimits makes each rateLimit of all, a file without routers
+// whose middlewares all count by address, a limit of the plan.
+func (t *Translation) traefikPlanLimits(all []traefikMiddleware) error {
+	for _, f := range all {
+		l, err := t.traefikLimit(f.name, f.rl, t.limitName(f.name))
+		if err != nil {
+			return fmt.Errorf("middleware %s: %w", f.name, err)
+		}
+		if l != nil {
+			t.traefikSource(f.name, f.rl.SourceCriterion, nil)
+			t.Limits = append(t.Limits, *l)
+		}
+		if f.rl.Redis != nil {
+			t.Instances, t.OnStoreError = 2, "local"
+			t.traefikStore(f.name, f.rl.Redis)
+			t.same("middleware "+f.name+" redis", "Traefik's Redis storage shares the buckets between Traefik instances: sluice's Redis store (set store.redis.addresses to your Redis and instances to your number of sluice instances).")
+		}
 	}
-	return out
+	return nil
 }
 
 // traefikPeriod reads period: a Go duration ("1m") or seconds (60); 1s when
@@ -342,12 +293,12 @@ func (t *Translation) traefikLimit(name string, rl *traefikRateLimit, limitName 
 	return &l, nil
 }
 
-// traefikSource maps a middleware's sourceCriterion onto the key of r, its
-// rule, or, when r is nil, onto sluice's identity for a plan's limit (only
-// by address: header and host sources are always rules).
-func (t *Translation) traefikSource(name string, rl *traefikRateLimit, r *Rule) {
+// traefikSource maps a middleware's sourceCriterion sc (nil: the client
+// address) onto the key of r, its rule, or, when r is nil, onto sluice's
+// identity for a plan's limit (only by address: header and host sources
+// are always rules).
+func (t *Translation) traefikSource(name string, sc *traefikSourceCriterion, r *Rule) {
 	where := "middleware " + name + " source"
-	sc := rl.SourceCriterion
 	switch {
 	case sc == nil || (sc.RequestHeaderName == "" && !sc.RequestHost):
 		v6, whole := 128, "IPv6 addresses whole"

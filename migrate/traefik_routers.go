@@ -8,10 +8,14 @@ import (
 )
 
 // traefikRouter is a router (or an IngressRoute's route) and the
-// middlewares it names, without their provider suffix ("@file").
+// middlewares it names.
 type traefikRouter struct {
-	name, rule  string
-	middlewares []string
+	name, rule string
+	// refs are the middlewares it names, as written; middlewares their
+	// keys (traefikRead.resolve), chains expanded, and unknown those the
+	// file does not define.
+	refs                 []traefikRef
+	middlewares, unknown []string
 	// priority decides which of the routers matching a request takes it,
 	// the highest (traefikPriority).
 	priority int
@@ -28,14 +32,12 @@ func traefikPriority(set int, rule string) int {
 	return len(rule)
 }
 
-// traefikUse is a rate-limiting middleware on a router (nil: on every
-// request, for a file without routers), with the router's hosts and
-// paths.
+// traefikUse is a limiting middleware on a router (nil: on every request,
+// for a file without routers), with the router's hosts and paths.
 type traefikUse struct {
 	router *traefikRouter
 	traefikMatcher
-	name                  string
-	rl                    *traefikRateLimit
+	traefikMiddleware
 	everywhere, matchable bool
 	// scopes, when set, are the uses of the routers naming a middleware
 	// whose buckets Traefik's Redis storage shares (traefikShared), joined
@@ -47,17 +49,17 @@ type traefikUse struct {
 	rule   int // index in t.SluiceRules; -1: none
 }
 
-// traefikShared merges the uses of the middleware name, whose buckets
+// traefikShared merges the uses of the middleware key, whose buckets
 // Traefik keeps in Redis (one set for every router naming it), into one
 // use, one rule of one count: the routers of the same hosts, methods and
 // headers are a scope on the union of their paths, and the scopes, when
 // they are several, are the rule's alternatives. A router whose rule
 // cannot be read makes the rule match every request.
-func (t *Translation) traefikShared(name string, uses []traefikUse) []traefikUse {
+func (t *Translation) traefikShared(key string, uses []traefikUse) []traefikUse {
 	var mine []traefikUse
 	rest := uses[:0:0]
 	for _, u := range uses {
-		if u.name == name {
+		if u.key == key {
 			mine = append(mine, u)
 		} else {
 			rest = append(rest, u)
@@ -69,8 +71,8 @@ func (t *Translation) traefikShared(name string, uses []traefikUse) []traefikUse
 	if t.Instances == 0 {
 		t.Instances, t.OnStoreError = 2, "local"
 	}
-	where := "middleware " + name + " redis"
-	merged := traefikUse{name: name, rl: mine[0].rl, matchable: true}
+	where := "middleware " + mine[0].name + " redis"
+	merged := traefikUse{traefikMiddleware: mine[0].traefikMiddleware, matchable: true}
 	for _, u := range mine {
 		if !u.matchable {
 			merged.everywhere, merged.matchable, merged.scopes = true, false, nil
@@ -79,7 +81,7 @@ func (t *Translation) traefikShared(name string, uses []traefikUse) []traefikUse
 		}
 		i := slices.IndexFunc(merged.scopes, func(s traefikUse) bool { return s.sameScope(&u.traefikMatcher) })
 		if i < 0 {
-			s := traefikUse{name: name, rl: u.rl, matchable: true}
+			s := traefikUse{traefikMiddleware: u.traefikMiddleware, matchable: true}
 			s.hosts, s.methods, s.headers = u.hosts, u.methods, u.headers
 			merged.scopes, i = append(merged.scopes, s), len(merged.scopes)
 		}
@@ -102,68 +104,34 @@ func (t *Translation) traefikShared(name string, uses []traefikUse) []traefikUse
 	return append(rest, merged)
 }
 
-// traefikRules makes a rule of each router and rate-limiting middleware it
+// traefikRules makes a rule of each router and limiting middleware it
 // names, matching the router's hosts and paths, keyed by the middleware's
 // source; each router counts apart, as Traefik's in-memory limiter keeps a
 // bucket set per router, except the routers of a middleware kept in
 // Redis, which share one rule (traefikShared). A file without routers
 // makes a rule of each middleware, on every path. Traefik sends a request
 // to one router, of the highest priority (traefikPriority): routers
-// without a rate-limiting middleware that take a limited prefix's paths
-// cost 0 (traefikFree), and each rule leaves out the requests routers of
-// more priority take (traefikLeaveOut).
+// without a limiting middleware that take a limited prefix's paths cost 0
+// (traefikFree), and each rule leaves out the requests routers of more
+// priority take (traefikLeaveOut).
 func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRouter) error {
 	t.Costs = map[string]int64{}
-	var uses []traefikUse
-	byName := map[string]*traefikRateLimit{}
-	for _, f := range all {
-		byName[f.name] = f.rl
-	}
-	usedBy := map[string]bool{}
-	var routes []traefikRoute // every router, with what it matches
-	everywhere := len(routers) == 0
-	for i := range routers {
-		rt := &routers[i]
-		match, ok := traefikMatch(rt.rule)
-		limited := false
-		for _, m := range rt.middlewares {
-			if rl := byName[m]; rl != nil {
-				limited, usedBy[m] = true, true
-				uses = append(uses, traefikUse{router: rt, traefikMatcher: match, name: m, rl: rl, everywhere: !ok || len(match.paths) == 0, matchable: ok})
-			}
-		}
-		routes = append(routes, traefikRoute{router: rt, traefikMatcher: match, ok: ok, limited: limited})
-		switch {
-		case !limited:
-		case !ok:
-			t.differs("router "+rt.name, "its rule %q is not only Host, Path, PathPrefix, Method and Header terms joined by &&: its limits are imported for every request.", rt.rule)
-			everywhere = true
-		case len(match.paths) == 0:
-			everywhere = true
-		default:
-			for _, p := range match.paths {
-				if !strings.HasSuffix(p, "/") && slices.Contains(match.paths, p+"/") {
-					t.differs("router "+rt.name, "Traefik's PathPrefix(`%s`) is a string prefix, which also matches %sx…; the rule's patterns %s and %s/ match the path and what lies below it only: those requests are not limited.", p, p, p, p)
-				}
-			}
-		}
-	}
-	if len(routers) == 0 {
-		for _, f := range all {
-			uses = append(uses, traefikUse{name: f.name, rl: f.rl, everywhere: true})
-		}
-	}
+	uses, routes, everywhere := t.traefikUses(all, routers)
 	if len(uses) > MaxPlaces {
 		return tooManyPlaces(len(uses), "routers' rate-limiting middlewares")
 	}
+	usedBy := map[string]bool{}
+	for _, u := range uses {
+		usedBy[u.key] = true
+	}
 	for _, f := range all {
-		if f.rl.Redis != nil {
+		if f.rl != nil && f.rl.Redis != nil {
 			t.traefikStore(f.name, f.rl.Redis)
-			uses = t.traefikShared(f.name, uses)
+			uses = t.traefikShared(f.key, uses)
 		}
 	}
 	for _, f := range all {
-		if len(routers) > 0 && !usedBy[f.name] {
+		if len(routers) > 0 && !usedBy[f.key] {
 			t.same("middleware "+f.name, "named by no router: not imported.")
 		}
 	}
@@ -209,11 +177,7 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 			}
 			r.Any = append(r.Any, m)
 		}
-		period, err := traefikPeriod(u.rl.Period)
-		if err != nil {
-			return fmt.Errorf("middleware %s: %w", u.name, err)
-		}
-		l, err := t.traefikLimit(u.name, u.rl, defaultLimitName(period))
+		l, err := t.traefikUseLimit(&u.traefikMiddleware)
 		if err != nil {
 			return fmt.Errorf("middleware %s: %w", u.name, err)
 		}
@@ -221,7 +185,7 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 			continue
 		}
 		r.Limits = []Limit{*l}
-		t.traefikSource(u.name, u.rl, &r)
+		t.traefikSource(u.name, u.source(), &r)
 		u.rule = len(t.SluiceRules)
 		t.SluiceRules = append(t.SluiceRules, r)
 	}
@@ -232,7 +196,100 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 	t.traefikLeaveOut(routes, uses, free)
 	t.traefikHead(uses)
 	t.traefikEntryPoints(routes)
+	t.traefikUnlimitedPrefixes(routes, free)
 	return nil
+}
+
+// traefikUses returns the uses of all's middlewares by routers (of each
+// middleware on every request, for a file without routers), every router
+// with what it matches, and whether a limit applies to every path; it
+// reports the routers' rules that cannot be read, the prefixes of limited
+// routers that are string prefixes, the middlewares the file does not
+// define, and the limiting middlewares a router runs one after the other.
+func (t *Translation) traefikUses(all []traefikMiddleware, routers []traefikRouter) (uses []traefikUse, routes []traefikRoute, everywhere bool) {
+	byKey := map[string]traefikMiddleware{}
+	for _, f := range all {
+		byKey[f.key] = f
+	}
+	everywhere = len(routers) == 0
+	for i := range routers {
+		rt := &routers[i]
+		match, ok := traefikMatch(rt.rule)
+		var mine []traefikMiddleware
+		for _, m := range rt.middlewares {
+			if f, found := byKey[m]; found {
+				mine = append(mine, f)
+				uses = append(uses, traefikUse{router: rt, traefikMatcher: match, traefikMiddleware: f, everywhere: !ok || len(match.paths) == 0, matchable: ok})
+			}
+		}
+		t.traefikUnknown(rt)
+		t.traefikInTurn("router "+rt.name, mine)
+		limited := len(mine) > 0
+		routes = append(routes, traefikRoute{router: rt, traefikMatcher: match, ok: ok, limited: limited})
+		switch {
+		case !limited:
+		case !ok:
+			t.differs("router "+rt.name, "its rule %q is not only Host, Path, PathPrefix, Method and Header terms joined by &&: its limits are imported for every request.", rt.rule)
+			everywhere = true
+		case len(match.paths) == 0:
+			everywhere = true
+		default:
+			for _, p := range match.paths {
+				if !strings.HasSuffix(p, "/") && slices.Contains(match.paths, p+"/") {
+					t.differs("router "+rt.name, "Traefik's PathPrefix(`%s`) is a string prefix, which also matches %sx…; the rule's patterns %s and %s/ match the path and what lies below it only: those requests are not limited.", p, p, p, p)
+				}
+			}
+		}
+	}
+	if len(routers) == 0 {
+		for _, f := range all {
+			uses = append(uses, traefikUse{traefikMiddleware: f, everywhere: true})
+		}
+	}
+	return uses, routes, everywhere
+}
+
+// traefikUseLimit returns the limit of middleware m on a router's rule:
+// nil for a rateLimit that does not limit.
+func (t *Translation) traefikUseLimit(m *traefikMiddleware) (*Limit, error) {
+	if m.inFlight != nil {
+		return t.traefikInFlightLimit(m.name, m.inFlight)
+	}
+	period, err := traefikPeriod(m.rl.Period)
+	if err != nil {
+		return nil, err
+	}
+	return t.traefikLimit(m.name, m.rl, defaultLimitName(period))
+}
+
+// traefikUnlimitedPrefixes reports each router without a limiting
+// middleware whose PathPrefix has no final slash and whose patterns cost 0
+// (free) or a rule leaves out: Traefik gives it every path that starts so
+// (/apix for PathPrefix(`/api`)), unlimited, where its patterns /api and
+// /api/ hold the path and what lies below it only, so a request of /apix…
+// still counts against the rule whose paths hold it.
+func (t *Translation) traefikUnlimitedPrefixes(routes []traefikRoute, free map[string]bool) {
+	for _, u := range routes {
+		if u.limited || !u.ok {
+			continue
+		}
+		for _, p := range u.paths {
+			if strings.HasSuffix(p, "/") || !slices.Contains(u.paths, p+"/") || !free[p] && !t.leftOut(p) {
+				continue
+			}
+			t.differs("router "+u.router.name, "Traefik's PathPrefix(`%s`) is a string prefix, which also matches %sx…: the router, without a limiting middleware, takes those requests unlimited; the patterns %s and %s/ that the import frees (cost 0) or leaves out of the limited routers' rules hold the path and what lies below it only, so a request of %sx… still counts against the rule whose paths hold it. Write PathPrefix(`%s/`) (and Path(`%s`)) if the router means the path and what lies below it.", p, p, p, p, p, p, p)
+		}
+	}
+}
+
+// leftOut reports whether a rule leaves pattern p out (except_paths, of
+// the rule or an alternative, or the paths of an except: entry).
+func (t *Translation) leftOut(p string) bool {
+	return slices.ContainsFunc(t.SluiceRules, func(r Rule) bool {
+		return slices.Contains(r.ExceptPaths, p) ||
+			slices.ContainsFunc(r.Any, func(m RuleMatch) bool { return slices.Contains(m.ExceptPaths, p) }) ||
+			slices.ContainsFunc(r.Except, func(m RuleMatch) bool { return slices.Contains(m.Paths, p) })
+	})
 }
 
 // traefikPlace is a router's use of a middleware in the rule of that use:

@@ -32,7 +32,8 @@ formats (without -from, guessed from what FILE holds, when only one fits):
             and local), with the HTTPRoutes they target
   kong      the rate-limiting and rate-limiting-advanced plugins in a decK file,
             or in the Kong Ingress Controller's KongPlugin resources
-  traefik   the rateLimit middleware (file provider or Kubernetes)
+  traefik   the rateLimit and inFlightReq middlewares (file provider or
+            Kubernetes)
   haproxy   stick tables of http_req_rate or conn_cur, track-sc, and the
             http-request deny (tarpit, return) or tcp-request reject
             rules that compare them with a number
