@@ -7,8 +7,11 @@
 //   - Local ("local", the default): on the local store (typically a
 //     memory.Store), each limit divided by the number of instances that
 //     share the primary, each key starting from its share of what the
-//     primary last said it had left; what it admits is charged to the
-//     primary (Options.ChargeOnce) before the primary decides the key again.
+//     primary last said it had left (as read under the limit in force,
+//     should a reload have changed it under the same ID: what the old
+//     limit had used is used of the new one); what it admits is charged to
+//     the primary (Options.ChargeOnce) before the primary decides the key
+//     again.
 //     Together the instances then admit at most the shared limit plus, in
 //     the window of a switch, what one instance could not know: the bounds
 //     per algorithm are in package redis's documentation (Failover).

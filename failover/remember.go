@@ -16,14 +16,15 @@ const DefaultRemember = 1 << 16
 // keep it: the check's key and its limit's name.
 type stateKey struct{ key, name string }
 
-// lastWord is what the primary last said of one key: how much it had left of
-// a limit of that burst, and until when that holds at most (the answer's
-// time plus its ResetAfter: by then the limit is full again). started is
-// true once the fallback has started on the key from it (see start).
+// lastWord is what the primary last said of one key: how much it had left
+// of limit at the answer's time at, and until when that holds at most (at
+// plus the answer's ResetAfter: by then the limit is full again). started
+// is true once the fallback has started on the key from it (see start).
 type lastWord struct {
-	remaining, burst int64
-	until            time.Time
-	started          bool
+	limit     sluice.Limit
+	remaining int64
+	at, until time.Time
+	started   bool
 }
 
 // memoShards is the number of independently locked parts of a memo.
@@ -71,28 +72,65 @@ func (m *memo) put(checks []sluice.Check, out []sluice.Status, now time.Time) {
 					break
 				}
 			}
-			s.m[k] = lastWord{remaining: st.Remaining, burst: c.Limit.Burst(), until: now.Add(st.ResetAfter)}
+			s.m[k] = lastWord{limit: c.Limit, remaining: st.Remaining, at: now, until: now.Add(st.ResetAfter)}
 		}
 		s.mu.Unlock()
 	}
 }
 
 // start returns the last word on c's key and limit if it still holds at
-// now, was said of a limit of c's burst and no fallback has started from it
-// yet, and records that one has: a fallback starts from each word once,
-// and a state it has decided on since is its own (lowered by what it
-// admitted, refilled by its own clock). A new word from the primary (put)
-// can be started from again.
+// now and no fallback has started from it yet, and records that one has: a
+// fallback starts from each word once, and a state it has decided on since
+// is its own (lowered by what it admitted, refilled by its own clock). A
+// new word from the primary (put) can be started from again. A word said
+// of other parameters of the limit (a reload that changed it under the
+// same ID, so the same state) is returned as said of c's (see under).
 func (m *memo) start(c *sluice.Check, now time.Time) (lastWord, bool) {
 	k := stateKey{c.Key, c.Limit.ID()}
 	s := &m.shards[m.shard(k)]
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w, ok := s.m[k]
-	if !ok || w.started || w.burst != c.Limit.Burst() || !now.Before(w.until) {
+	if !ok || w.started {
+		return lastWord{}, false
+	}
+	u, ok := w.under(c.Limit)
+	if !ok || !now.Before(u.until) {
 		return lastWord{}, false
 	}
 	w.started = true
 	s.m[k] = w
+	return u, true
+}
+
+// under returns w as said of limit, a limit under w's limit's ID, so of
+// the same state, with perhaps other parameters (a reload changed them):
+// the primary reads that state under limit's, as every store reads a
+// state written under others. What w's limit had used at w.at (its burst
+// less what was left) is spent at once at w.at from a state never seen,
+// and limit reads that state at w.at. For a fixed window it is the state
+// the primary holds. For the others it counts every unit the primary's
+// counts and lets none of them go sooner (the primary's were spent at
+// w.at or before), so limit reads in it at most what the primary has left,
+// and full no sooner: erring on the side of refusing. It reports false for
+// a limit of another algorithm, whose state the primary starts afresh: w
+// says nothing of it.
+func (w lastWord) under(limit sluice.Limit) (lastWord, bool) {
+	switch {
+	case w.limit == limit:
+		return w, true
+	case w.limit.Algorithm() != limit.Algorithm():
+		return lastWord{}, false
+	}
+	t := sluice.MicrosSinceEpoch(w.at)
+	used := max(w.limit.Burst()-w.remaining, 0)
+	s, st, err := w.limit.Decide(sluice.State{}, t, used)
+	if err == nil && st.Allowed {
+		_, st, err = limit.Decide(s, t, 0)
+	}
+	if err != nil || !st.Allowed { // used ≤ its burst, never refused; else nothing left
+		st = sluice.Status{ResetAfter: w.until.Sub(w.at)}
+	}
+	w.limit, w.remaining, w.until = limit, st.Remaining, w.at.Add(st.ResetAfter)
 	return w, true
 }

@@ -196,7 +196,12 @@
 //     lease's take included: failover.Store.Heard) is kept per key
 //     (failover.Options.Remember bounds them, 65,536 by default), and an
 //     instance that falls back starts each key from its share of that,
-//     ⌊remaining/Instances⌋, instead of a whole share.
+//     ⌊remaining/Instances⌋, instead of a whole share. A limit a reload
+//     changed under the same name (the same state in Redis) is started
+//     from that answer as read under the new limit: what the old one had
+//     used is used of the new one (10 of 10 an hour used, raised to 12:
+//     2 left), exactly for a fixed window, at most what Redis holds for
+//     the others.
 //   - What the fallback admitted is charged to Redis (Store.ChargeOnce, one
 //     charge.lua run per check, under an id that Redis takes once: a
 //     charge whose reply is lost and that is sent again is not taken
@@ -398,7 +403,11 @@
 // call. Elsewhere cost and lease are asked together, batched with other
 // calls, and a refusal (rare while the remainder is plentiful) is decided
 // again exactly, as is one of keys in several Cluster slots. A call that a lease cannot serve goes to the over-limit
-// cache and the failover as without leases. A key's next lease is taken
+// cache and the failover as without leases. Units given back are capacity
+// coming back other than with time: the cache forgets the refusals it
+// remembers of their keys, before the give-back is sent and again once it
+// has answered, so that it never refuses what they let Redis admit. A
+// key's next lease is taken
 // in the background when its current one is down to a quarter of its units
 // or of its life, one take at a time per key and limit, so that a call
 // waits for Redis only when no lease of its key covers it.

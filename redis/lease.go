@@ -203,6 +203,11 @@ type Leased struct {
 	// Redis answered a take, so that a fallback on the key starts from
 	// what the take left, not from a whole share.
 	heard func([]sluice.Check, []sluice.Status)
+	// returned, when not nil, is told the key of every unit given back
+	// (see giveBack): capacity that comes back to Redis other than with
+	// time, which an over-limit cache in front of Redis must not go on
+	// refusing (overlimit.Cache.Invalidate).
+	returned func(key string)
 
 	mu      sync.RWMutex
 	entries map[leaseKey]*leaseEntry
@@ -243,7 +248,10 @@ type leaseKey struct{ key, id string }
 // mean 1). Leases expire by shared's clock (WithTimeForTesting's, else the
 // process's monotonic clock). Close gives back what it holds and stops its
 // background work; it does not close next or shared. A nil next or shared
-// makes a Leased with no store, as the zero Leased.
+// makes a Leased with no store, as the zero Leased. Units given back are
+// capacity coming back other than with time, of which an overlimit.Cache in
+// next is not told: it may refuse what Redis then admits for up to its
+// MaxAge (Open's store tells its own cache).
 func NewLeased(next sluice.Store, shared *Store, instances int, opts LeaseOptions) *Leased {
 	if next == nil || shared == nil {
 		return &Leased{}
@@ -252,6 +260,13 @@ func NewLeased(next sluice.Store, shared *Store, instances int, opts LeaseOption
 }
 
 func newLeased(next sluice.Store, shared leaseBackend, now func() time.Time, instances int, opts LeaseOptions) *Leased {
+	return newLeasedTelling(next, shared, now, instances, opts, nil)
+}
+
+// newLeasedTelling is newLeased whose give-backs tell returned, when not
+// nil, the key of every unit they give back (see Leased.giveBack).
+func newLeasedTelling(next sluice.Store, shared leaseBackend, now func() time.Time, instances int, opts LeaseOptions,
+	returned func(key string)) *Leased {
 	if opts.MaxUnits <= 0 {
 		opts.MaxUnits = DefaultLeaseMaxUnits
 	}
@@ -263,9 +278,10 @@ func newLeased(next sluice.Store, shared leaseBackend, now func() time.Time, ins
 	}
 	l := &Leased{
 		next: next, shared: shared, opts: opts, share: 2 * int64(max(instances, 1)),
-		after:   int64(500 * time.Millisecond / time.Microsecond),
-		entries: make(map[leaseKey]*leaseEntry),
-		stop:    make(chan struct{}), done: make(chan struct{}),
+		after:    int64(500 * time.Millisecond / time.Microsecond),
+		returned: returned,
+		entries:  make(map[leaseKey]*leaseEntry),
+		stop:     make(chan struct{}), done: make(chan struct{}),
 	}
 	if d, ok := next.(interface{ Direct([]sluice.Check) bool }); ok {
 		l.direct = d.Direct

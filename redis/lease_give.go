@@ -178,7 +178,15 @@ func (l *Leased) flush(ctx context.Context) error {
 }
 
 // giveBack gives back checks in one run per Cluster slot and counts them.
+// Their keys are told to l.returned before the run is sent, so that calls
+// already on their way to Redis do not make an over-limit cache remember
+// refusals the units given back may end, and again once it has answered or
+// failed (a run that failed may have run), so that none answered by Redis
+// before it ran is remembered either: the cache never goes on refusing a
+// cost that the units given back let Redis admit.
 func (l *Leased) giveBack(ctx context.Context, checks []sluice.Check, marks []string, ats []int64) error {
+	l.tellReturned(checks)
+	defer l.tellReturned(checks)
 	l.stats.giveBacks.Add(1)
 	forgotten, err := l.shared.giveBack(ctx, checks, marks, ats)
 	if err != nil {
@@ -194,6 +202,16 @@ func (l *Leased) giveBack(ctx context.Context, checks []sluice.Check, marks []st
 	l.stats.returned.Add(n - forgotten)
 	l.stats.lost.Add(forgotten)
 	return nil
+}
+
+// tellReturned tells l.returned, if set, the key of each of checks.
+func (l *Leased) tellReturned(checks []sluice.Check) {
+	if l.returned == nil {
+		return
+	}
+	for i := range checks {
+		l.returned(checks[i].Key)
+	}
 }
 
 // Return gives back the unspent units of every lease now, as on a

@@ -139,7 +139,9 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 
 	g.redis.watch.onMiss = g.failover.Unreachable
 	if o.Lease.enabled() {
-		g.leased = newLeased(g.failover, g.redis, so.now, o.Instances, o.Lease)
+		// Units the leases give back are capacity coming back other than
+		// with time: the cache forgets the refusals of their keys.
+		g.leased = newLeasedTelling(g.failover, g.redis, so.now, o.Instances, o.Lease, g.cache.Invalidate)
 		g.redis.watch.onLoss = g.leased.drop
 		g.redis.watch.onReset = g.leased.resetNotice
 	}

@@ -152,42 +152,53 @@ func resetLife(l sluice.Limit) int64 {
 // last said of key, and what the fallback admitted and has not charged
 // to Redis: failover.Store.Forget), so that none of them answers for Redis
 // with the old state, and ends the leases this instance holds of them
-// taken at or before the reset (see Leased; every one when Redis did not
-// answer), neither spending nor giving back their units. It reports how
-// many states Redis held. Units that another instance leased before the
-// reset are never given back to the fresh state either (see
-// Store.Reset), and that instance ends those leases when its watch reads
-// the reset's confirmation, within 100 ms, keeping those it took from the
-// fresh state; until then (or, should its reads fail, until their lease
-// ends) it may spend them on top of what the fresh state admits: at most
-// LeaseOptions.MaxUnits per key and limit per instance. An error wraps
-// sluice.ErrStoreUnavailable (Redis could not be reached); the cache, the
-// fallback and the leases forget key either way.
+// taken at or before the reset (see Leased), neither spending nor giving
+// back their units. It reports how many states Redis held. Units that
+// another instance leased before the reset are never given back to the
+// fresh state either (see Store.Reset), and that instance ends those
+// leases when its watch reads the reset's confirmation, within 100 ms,
+// keeping those it took from the fresh state; until then (or, should its
+// reads fail, until their lease ends) it may spend them on top of what the
+// fresh state admits: at most LeaseOptions.MaxUnits per key and limit per
+// instance.
+//
+// An error wraps sluice.ErrStoreUnavailable: Redis could not be reached,
+// or did not answer, and the reset may or may not have run there. The
+// local fallback and the failover then forget nothing — a fallback
+// deciding key meanwhile goes on from what it admitted, and that is still
+// charged to Redis — so that a reset that did not happen hands out no
+// fresh quota. The cache forgets key's refusals all the same (forgetting
+// one costs a round trip, never a wrong answer), and every lease this
+// instance holds of key's limits ends, neither spent nor given back:
+// whether the reset ran or not, that errs on the side of refusing.
 func (g *Guarded) Reset(ctx context.Context, key string, limits []sluice.Limit) (int, error) {
 	if g.failover == nil {
 		return 0, errNoStore()
 	}
-	var at int64
-	known := false
-	defer func() {
-		switch {
-		case g.leased == nil:
-		case known:
+	n, at, err := g.resetRedis(ctx, key, limits)
+	g.cache.Invalidate(key)
+	if g.leased != nil {
+		if err == nil {
 			g.leased.resetBefore(key, limitIDs(limits), at)
-		default:
+		} else {
 			g.leased.reset(key, limits)
 		}
-		g.cache.Invalidate(key)
-		g.local.Reset(key, limits)
-		g.failover.Forget(key, limits)
-	}()
+	}
+	if err != nil {
+		return 0, err
+	}
+	g.local.Reset(key, limits)
+	g.failover.Forget(key, limits)
+	return n, nil
+}
+
+// resetRedis is Store.reset on the connected store.
+func (g *Guarded) resetRedis(ctx context.Context, key string, limits []sluice.Limit) (int, int64, error) {
 	s, err := g.redis.store()
 	if err != nil {
-		return 0, fmt.Errorf("reset: %w", err)
+		return 0, 0, fmt.Errorf("reset: %w", err)
 	}
-	n, at, err := s.reset(ctx, key, limits)
-	known = err == nil
-	return n, err
+	return s.reset(ctx, key, limits)
 }
 
 // limitIDs returns the IDs of limits.
