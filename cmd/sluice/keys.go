@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -42,7 +43,7 @@ which plan, or why it names no one, as the server verifies it now (identity.jwt)
 // most refused subjects.
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("keys", keysUsage, stderr)
-	admin := fs.String("admin", "http://127.0.0.1:9090", "the admin listener's URL (https:// when it has admin.tls)")
+	admin := fs.String("admin", "", "the admin listener's URL, https:// when it has admin.tls (default: $SLUICE_ADMIN, else "+defaultAdminURL+")")
 	// The token of $SLUICE_TOKEN is read after parsing: a flag's default
 	// is printed in the usage, and a secret never is.
 	token := fs.String("token", "", "a caller token with the admin scope (default: $SLUICE_TOKEN); given here, any user of the host reads it with ps: prefer $SLUICE_TOKEN or -token-file")
@@ -65,6 +66,9 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if !isSet(fs, "token") {
 		*token = strings.TrimSpace(os.Getenv("SLUICE_TOKEN"))
+	}
+	if !isSet(fs, "admin") {
+		*admin = cmp.Or(strings.TrimSpace(os.Getenv("SLUICE_ADMIN")), defaultAdminURL)
 	}
 	if *tokenFile != "" {
 		if _, err := os.Lstat(*tokenFile); err != nil && strings.HasPrefix(*tokenFile, "sluice_") {
@@ -305,6 +309,11 @@ func (a adminTLS) config() (*tls.Config, error) {
 	}
 	return config.ClientTLS{Enabled: true, CAFile: a.caFile, CertFile: a.certFile, KeyFile: a.keyFile}.Load()
 }
+
+// defaultAdminURL is the admin listener sluice serve binds by default
+// (admin.listen); deploy/sluice.yaml's host layout moves it to 9091, off
+// Prometheus's default port, and its operators set $SLUICE_ADMIN.
+const defaultAdminURL = "http://127.0.0.1:9090"
 
 // printKeys prints the answer of a keys command as a table.
 func printKeys(w io.Writer, cmd string, body []byte) error {

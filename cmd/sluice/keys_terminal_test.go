@@ -70,3 +70,23 @@ func TestKeysRefusesFlagsItsCommandDoesNotTake(t *testing.T) {
 		t.Error("the command asked the admin listener with a flag its endpoint refuses")
 	}
 }
+
+// Without -admin, sluice keys asks the listener $SLUICE_ADMIN names (the
+// host layout's 127.0.0.1:9091, off Prometheus's port), else
+// 127.0.0.1:9090; -admin outranks it.
+func TestKeysAsksTheAdminListenerOfTheEnvironment(t *testing.T) {
+	asked := make(chan string, 2)
+	admin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { asked <- r.URL.Path; w.Write([]byte("[]")) }))
+	t.Cleanup(admin.Close)
+	t.Setenv("SLUICE_ADMIN", admin.URL)
+	if err := runKeys(context.Background(), []string{"-token", "sluice_t", "top"}, &strings.Builder{}, &strings.Builder{}); err != nil {
+		t.Fatalf("with $SLUICE_ADMIN: %v", err)
+	}
+	if got := <-asked; got != "/v1/keys" {
+		t.Errorf("asked %q, want /v1/keys", got)
+	}
+	t.Setenv("SLUICE_ADMIN", "http://127.0.0.1:1") // nothing listens there
+	if err := runKeys(context.Background(), []string{"-admin", admin.URL, "-token", "sluice_t", "top"}, &strings.Builder{}, &strings.Builder{}); err != nil {
+		t.Errorf("-admin beside $SLUICE_ADMIN: %v", err)
+	}
+}
