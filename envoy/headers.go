@@ -43,7 +43,7 @@ func (p *plan) headers(names *headerNames, d *sluice.Decision, code rlsv3.RateLi
 		clear(p.seen)
 		limits := 0
 		for i, s := range p.slots {
-			if s.check < 0 || p.seen[s.check] || s.rule.shadow || p.outranked(i, d) {
+			if !s.shown() || p.seen[s.check] || p.outranked(i, d) {
 				continue
 			}
 			p.seen[s.check] = true
@@ -132,16 +132,21 @@ func (p *plan) draft6Reset(s slot, d *sluice.Decision) int64 {
 	return p.headerT(s, d)
 }
 
+// shown reports whether the IETF headers may tell slot s: it was checked
+// and its rule is enforced (they never show a shadow limit).
+func (s slot) shown() bool { return s.check >= 0 && !s.rule.shadow }
+
 // outranked reports whether a rule of slot i's name (its label) limits
 // another descriptor of p that is closer to refusing (less remaining; then
 // a longer t; then the earlier): the IETF headers name a limit once, with
 // the figures of its descriptor closest to refusing. Limit overrides of
 // one window share a name, whatever their quantity, and identical
-// descriptors of such overrides a check (see bind).
+// descriptors of such overrides a check (see bind). Only slots the headers
+// may show compete: a shadow rule named as an enforced one hides nothing.
 func (p *plan) outranked(i int, d *sluice.Decision) bool {
 	s := p.slots[i]
 	for j, o := range p.slots {
-		if j == i || o.check < 0 || o.rule.label != s.rule.label {
+		if j == i || !o.shown() || o.rule.label != s.rule.label {
 			continue
 		}
 		ro, rs := p.remaining(o, d), p.remaining(s, d)

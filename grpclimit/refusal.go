@@ -2,7 +2,6 @@ package grpclimit
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
@@ -64,7 +62,7 @@ func (s *Server) refusal(r *http.Request, res *httplimit.Result) (*status.Status
 // counts, a call spending its cost of them), its dimensions what the
 // quota is enforced per ("plan" for a plan's limit, "rule" for a rule's,
 // none for a global limit), its description what the limit allows and
-// what the call costs of it.
+// what the call costs of it (httplimit.Result.Describe).
 func quotaFailure(res *httplimit.Result) *errdetails.QuotaFailure {
 	qf := &errdetails.QuotaFailure{}
 	rules := res.Rules()
@@ -81,46 +79,29 @@ func quotaFailure(res *httplimit.Result) *errdetails.QuotaFailure {
 func violation(res *httplimit.Result, i int, rules []string) *errdetails.QuotaFailure_Violation {
 	c := res.Checks[i]
 	l, plan := c.Limit, res.Identity.Plan.Name
-	subject, where := res.Identity.Subject, "on the "+plan+" plan"
-	dims := map[string]string{"plan": plan}
+	subject, dims := res.Identity.Subject, map[string]string{"plan": plan}
 	_, key, _ := strings.Cut(c.Key, "/")
 	switch rule, isRule := strings.CutPrefix(key, "rule:"); {
 	case key == httplimit.GlobalSubject:
-		subject, where, dims = "global", "for the whole service", nil
+		subject, dims = "global", nil
 	case isRule:
 		rule, _, _ = strings.Cut(rule, "/")
-		subject, where, dims = "rule:"+rule, "under the "+rule+" rule", map[string]string{"rule": rule}
+		subject, dims = "rule:"+rule, map[string]string{"rule": rule}
 	default: // the client's: a plan's limit, or a rule's keyed by the client
 		for _, r := range rules {
 			if strings.HasPrefix(l.Name(), r+".") {
-				where, dims = "under the "+r+" rule", map[string]string{"rule": r}
+				dims = map[string]string{"rule": r}
 			}
 		}
 	}
 	return &errdetails.QuotaFailure_Violation{
 		Subject:         subject,
-		Description:     describe(l, where, c.Cost),
+		Description:     res.Describe(i),
 		QuotaId:         l.Name(),
 		QuotaMetric:     "requests",
 		QuotaDimensions: dims,
 		QuotaValue:      l.Quantity(),
 	}
-}
-
-// describe says what a limit allows, where (on a plan, under a rule, for
-// the whole service), in the words of the problem bodies, and the cost
-// the call had of it when that is more than 1 (a check of cost 0 is a
-// peek, such as the penalty box's, which costs the call nothing).
-func describe(l sluice.Limit, where string, cost int64) string {
-	what := fmt.Sprintf("%d per %s", l.Quantity(), httplimit.WindowOf(l))
-	if l.Algorithm() == sluice.AlgorithmConcurrency {
-		what = fmt.Sprintf("%d at once", l.Quantity())
-	}
-	s := fmt.Sprintf("%s: %s %s", l.Name(), what, where)
-	if cost > 1 {
-		s += fmt.Sprintf(" (this call costs %d units)", cost)
-	}
-	return s
 }
 
 // HelpOf returns the Help detail of a refusal whose problem body is p: a

@@ -163,6 +163,10 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 	if m.oneLimit {
 		lim = decidingFigures(res)
 	}
+	// A made-up status (sluice.Status.Unavailable: the store was not
+	// reached) tells nothing of the quota: its remaining and reset are left
+	// out, its quota (a policy's q, configured) is told.
+	told := !lim.unavailable
 	for _, mode := range m.modes {
 		switch mode {
 		case ModeIETF:
@@ -180,25 +184,31 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 			if ph.draft != nil {
 				h["Ratelimit-Policy"] = ph.draft
 			}
-			buf = appendDraft7(buf, lim.Q, lim.remaining, lim.t)
-			ends, names = append(ends, len(buf)), append(names, "Ratelimit")
+			if told {
+				buf = appendDraft7(buf, lim.Q, lim.remaining, lim.t)
+				ends, names = append(ends, len(buf)), append(names, "Ratelimit")
+			}
 		case ModeDraft6:
 			if !m.ietfMode && ph.draft != nil {
 				h["Ratelimit-Policy"] = ph.draft
 			}
 			buf = strconv.AppendInt(buf, lim.Q, 10)
 			ends, names = append(ends, len(buf)), append(names, "Ratelimit-Limit")
-			buf = strconv.AppendInt(buf, lim.remaining, 10)
-			ends, names = append(ends, len(buf)), append(names, "Ratelimit-Remaining")
-			buf = strconv.AppendInt(buf, lim.t, 10)
-			ends, names = append(ends, len(buf)), append(names, "Ratelimit-Reset")
+			if told {
+				buf = strconv.AppendInt(buf, lim.remaining, 10)
+				ends, names = append(ends, len(buf)), append(names, "Ratelimit-Remaining")
+				buf = strconv.AppendInt(buf, lim.t, 10)
+				ends, names = append(ends, len(buf)), append(names, "Ratelimit-Reset")
+			}
 		case ModeLegacy:
 			buf = strconv.AppendInt(buf, lim.Q, 10)
 			ends, names = append(ends, len(buf)), append(names, "X-Ratelimit-Limit")
-			buf = strconv.AppendInt(buf, lim.remaining, 10)
-			ends, names = append(ends, len(buf)), append(names, "X-Ratelimit-Remaining")
-			buf = strconv.AppendInt(buf, lim.resetAt(res.Now).Unix(), 10)
-			ends, names = append(ends, len(buf)), append(names, "X-Ratelimit-Reset")
+			if told {
+				buf = strconv.AppendInt(buf, lim.remaining, 10)
+				ends, names = append(ends, len(buf)), append(names, "X-Ratelimit-Remaining")
+				buf = strconv.AppendInt(buf, lim.resetAt(res.Now).Unix(), 10)
+				ends, names = append(ends, len(buf)), append(names, "X-Ratelimit-Reset")
+			}
 		}
 	}
 	res.headerBuf = buf
@@ -259,7 +269,9 @@ func (res *Result) headerValues(buf []byte, ends []int) []string {
 //	"per-minute";r=42;t=18, "per-day";r=958;t=40000
 //
 // r is the Status's Remaining and t the seconds until more is available
-// (quota.Quota.Seconds); a concurrency limit has no t. It writes what
+// (quota.Quota.Seconds); a concurrency limit has no t. A status no store
+// decided (sluice.Status.Unavailable) has no item: its figures are made
+// up, and tell nothing of the quota. It writes what
 // httpsfv.Marshal writes for that list (a property test holds it to that)
 // without building the list: names are sf-strings, remaining and reset are
 // sf-integers, which hold them (remaining ≤ MaxQuantity, reset ≤ Never in
@@ -269,7 +281,7 @@ func (res *Result) headerValues(buf []byte, ends []int) []string {
 func appendIETF(buf []byte, checks []sluice.Check, statuses []sluice.Status, items []string, quotas []quota.Quota) []byte {
 	start := len(buf)
 	for i := range checks {
-		if items != nil && items[i] == "" {
+		if items != nil && items[i] == "" || statuses[i].Unavailable {
 			continue
 		}
 		if len(buf) > start {
@@ -303,21 +315,56 @@ type limitFigures struct {
 	remaining int64
 	t         int64         // the RateLimit t: until, in whole seconds rounded up, at most w
 	until     time.Duration // the exact wait behind t (quota.Quota.Until)
+	// unavailable: no store decided the limit (sluice.Status.Unavailable),
+	// and remaining, t and until tell nothing of its quota.
+	unavailable bool
 }
 
-// decidingFigures returns the figures of the limit that decided res: when
-// admitted Decision.Limit, the one with the least remaining; when refused
-// the one refusingCheck names, so that its t is never past Retry-After.
+// decidingFigures returns the figures of the limit that decided res (see
+// Result.Deciding), so that a refusal's t is never past Retry-After.
 func decidingFigures(res *Result) limitFigures {
-	d := &res.Decision
-	l, remaining, reset, retry := d.Limit, d.Remaining, d.ResetAfter, d.RetryAfter
-	if i := refusingCheck(res); i >= 0 {
-		st := &d.Statuses[i]
-		l, remaining, reset, retry = res.Checks[i].Limit, st.Remaining, st.ResetAfter, st.RetryAfter
-	}
-	f := limitFigures{Quota: quota.Of(l), name: l.Name(), remaining: remaining}
-	f.wait(remaining, reset, retry)
+	l, st := res.Deciding()
+	f := limitFigures{Quota: quota.Of(l), name: l.Name(), remaining: st.Remaining, unavailable: st.Unavailable}
+	f.wait(st.Remaining, st.ResetAfter, st.RetryAfter)
 	return f
+}
+
+// Deciding returns the limit whose figures the single-limit headers
+// (draft-6, draft-7, legacy), the problem body and the decision API's
+// limit, remaining and resetAfterMs state, and its status: when refused,
+// the enforcing limit whose wait RetryAfter states (the violated limit the
+// longest wait is owed to, a concurrency limit's counting as its poll);
+// when admitted, Decision.Limit (the one with the least remaining). A
+// Result whose checks do not say (one from elsewhere, or whose Statuses do
+// not match its Checks) gives Decision.Limit with the Decision's figures.
+// For an exempt Result it returns the zero Limit and Status.
+func (res *Result) Deciding() (sluice.Limit, sluice.Status) {
+	d := &res.Decision
+	if i := decidingCheck(res); i >= 0 {
+		return res.Checks[i].Limit, d.Statuses[i]
+	}
+	return d.Limit, sluice.Status{Allowed: d.Allowed, Remaining: d.Remaining, ResetAfter: d.ResetAfter,
+		RetryAfter: d.RetryAfter, Delay: d.Delay}
+}
+
+// decidingCheck returns the index of the check Deciding tells, or -1 when
+// res's checks do not say: refusingCheck's when refused, else the
+// enforcing check of Decision.Limit's name (names are unique among a
+// request's limits).
+func decidingCheck(res *Result) int {
+	d := &res.Decision
+	if !d.Allowed {
+		return refusingCheck(res)
+	}
+	if len(d.Statuses) != len(res.Checks) {
+		return -1
+	}
+	for i := range res.Checks {
+		if l := res.Checks[i].Limit; !l.Shadow() && l.Name() == d.Limit.Name() {
+			return i
+		}
+	}
+	return -1
 }
 
 // concurrencyPoll is the wait a refusal states for a concurrency limit: a
@@ -353,7 +400,8 @@ func refusingCheck(res *Result) int {
 // It is the longest wait of the enforcing limits that refused, counting a
 // refused AlgorithmConcurrency limit as a one-second poll (a slot frees
 // when one of the client's requests ends, which no clock predicts; its
-// lease's expiry is only the latest it can), and includes
+// lease's expiry is only the latest it can) unless the request costs more
+// than the limit's quantity, and includes
 // Options.RetryJitter when set. It is 0 when res was admitted or is
 // exempt, and sluice.Never when no wait will admit the request (its cost
 // exceeds a limit's capacity).
@@ -369,12 +417,15 @@ func (res *Result) RetryAfter() time.Duration {
 }
 
 // refusalWait is the wait the refusal of check i of res states: its
-// RetryAfter, or concurrencyPoll for a concurrency limit.
+// RetryAfter, or concurrencyPoll for a concurrency limit whose slots can
+// ever hold the request. sluice.Never stays Never: a cost above a
+// concurrency limit's quantity frees no slot by waiting.
 func refusalWait(res *Result, i int) time.Duration {
-	if res.Checks[i].Limit.Algorithm() == sluice.AlgorithmConcurrency {
+	wait := res.Decision.Statuses[i].RetryAfter
+	if wait != sluice.Never && res.Checks[i].Limit.Algorithm() == sluice.AlgorithmConcurrency {
 		return concurrencyPoll
 	}
-	return res.Decision.Statuses[i].RetryAfter
+	return wait
 }
 
 // wait sets f's t and until from a status's figures (see quota.Quota.Until).

@@ -47,6 +47,69 @@ type Problem struct {
 	// limit that refused (none when a rule's or a global limit refused).
 	Upgrade       *Upgrade `json:"upgrade,omitempty"`
 	Documentation string   `json:"documentation,omitempty"`
+	// Violations describe the limits of ViolatedPolicies, in its order,
+	// in the refusal of a gRPC or gRPC-Web call only: a front end that
+	// answers the call as gRPC (sluice's proxy) states them in its
+	// google.rpc.QuotaFailure, as grpclimit's interceptors do. Absent
+	// from other refusals, and from the penalty box's.
+	Violations []Violation `json:"violations,omitempty"`
+}
+
+// Violation is a limit that refused a call, as a google.rpc.QuotaFailure
+// violation states it: its name (Policy, the quota id), its quantity as
+// configured (the quota value) and what it allows (Result.Describe).
+type Violation struct {
+	Policy      string `json:"policy"`
+	Quantity    int64  `json:"quantity"`
+	Description string `json:"description"`
+}
+
+// Describe says what the limit of check i of res allows and where, in the
+// words of the problem bodies: "per-minute: 100 per 1m on the free plan",
+// "in-flight: 2 at once for the whole service" (a concurrency limit has no
+// window; a global limit is no plan's), "search.per-ip: 10 per 1s under
+// the search rule"; and what the request cost of it when that is more
+// than 1 ("(this call costs 3 units)"; a check of cost 0 is a peek, such
+// as the penalty box's, which costs nothing). i must index res.Checks.
+func (res *Result) Describe(i int) string {
+	c := &res.Checks[i]
+	l := c.Limit
+	where := "on the " + res.Identity.Plan.Name + " plan"
+	_, key, _ := strings.Cut(c.Key, "/")
+	if rule, ok := strings.CutPrefix(key, "rule:"); ok {
+		rule, _, _ = strings.Cut(rule, "/")
+		where = "under the " + rule + " rule"
+	} else if key == GlobalSubject {
+		where = "for the whole service"
+	} else if rule := res.ruleOf(l); rule != "" {
+		where = "under the " + rule + " rule"
+	}
+	what := fmt.Sprintf("%d per %s", l.Quantity(), WindowOf(l))
+	if l.Algorithm() == sluice.AlgorithmConcurrency {
+		what = fmt.Sprintf("%d at once", l.Quantity())
+	}
+	s := fmt.Sprintf("%s: %s %s", l.Name(), what, where)
+	if c.Cost > 1 {
+		s += fmt.Sprintf(" (this call costs %d units)", c.Cost)
+	}
+	return s
+}
+
+// violations are the Violations of res's refusal: each enforcing check
+// that refused, in check order (as Decision.Violated); nil when res's
+// checks do not say.
+func violations(res *Result) []Violation {
+	d := &res.Decision
+	if len(d.Statuses) != len(res.Checks) {
+		return nil
+	}
+	var vs []Violation
+	for i, c := range res.Checks {
+		if !d.Statuses[i].Allowed && !c.Limit.Shadow() {
+			vs = append(vs, Violation{Policy: c.Limit.Name(), Quantity: c.Limit.Quantity(), Description: res.Describe(i)})
+		}
+	}
+	return vs
 }
 
 // Usage is the deciding limit's state, in the figures of its RateLimit
@@ -62,13 +125,13 @@ type Usage struct {
 // refusal builds the 429 problem of res. Its figures are those the
 // headers carry for the deciding limit (see decidingFigures): limit and
 // window are the policy's q and w, currentUsage.used is q − r and
-// resetsAt is now + t rounded up to whole seconds.
+// resetsAt is now + t rounded up to whole seconds. A limit no store
+// decided (sluice.Status.Unavailable) has no currentUsage: its figures are
+// made up.
 func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 	d := &res.Decision
-	l, wait := d.Limit, res.RetryAfter()
-	if i := refusingCheck(res); i >= 0 {
-		l = res.Checks[i].Limit
-	}
+	l, _ := res.Deciding()
+	wait := res.RetryAfter()
 	f := decidingFigures(res)
 	plan := res.Identity.Plan
 	p := &Problem{
@@ -90,7 +153,16 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		p.Window = WindowOf(l)
 	}
 	units := m.countsUnits(res, l)
-	if l.Algorithm() == sluice.AlgorithmConcurrency {
+	if wait == sluice.Never {
+		of := "the " + plan.Name + " plan"
+		if rule := res.ruleOf(l); rule != "" {
+			of = "the " + rule + " rule"
+		} else if m.isGlobal(l.Name()) {
+			of = "the whole service"
+		}
+		p.Detail = fmt.Sprintf("This request costs %d units, more than the %d that the %s limit of %s can ever hold: it cannot be admitted.",
+			res.Cost, l.Burst(), l.Name(), of)
+	} else if l.Algorithm() == sluice.AlgorithmConcurrency {
 		// Every other limit that refused admits the request within the
 		// poll (see refusingCheck).
 		ra := retryAfterSeconds(concurrencyPoll)
@@ -106,15 +178,6 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		if len(d.Violated) > 1 {
 			p.Detail += " Limits exceeded: " + strings.Join(d.Violated, ", ") + "."
 		}
-	} else if wait == sluice.Never {
-		of := "the " + plan.Name + " plan"
-		if rule := res.ruleOf(l); rule != "" {
-			of = "the " + rule + " rule"
-		} else if m.isGlobal(l.Name()) {
-			of = "the whole service"
-		}
-		p.Detail = fmt.Sprintf("This request costs %d units, more than the %d that the %s limit of %s can ever hold: it cannot be admitted.",
-			res.Cost, l.Burst(), l.Name(), of)
 	} else {
 		ra := retryAfterSeconds(wait)
 		p.RetryAfter = &ra
@@ -139,11 +202,16 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 	if p.Upgrade != nil {
 		p.Detail += " The " + p.Upgrade.Plan + " plan allows more."
 	}
-	p.CurrentUsage = &Usage{
-		Used:     f.Q - f.remaining,
-		Limit:    f.Q,
-		Window:   p.Window,
-		ResetsAt: f.resetAt(res.Now).UTC().Format(time.RFC3339),
+	if !f.unavailable {
+		p.CurrentUsage = &Usage{
+			Used:     f.Q - f.remaining,
+			Limit:    f.Q,
+			Window:   p.Window,
+			ResetsAt: f.resetAt(res.Now).UTC().Format(time.RFC3339),
+		}
+	}
+	if grpcCall(r) {
+		p.Violations = violations(res)
 	}
 	return p
 }

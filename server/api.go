@@ -202,9 +202,12 @@ func (sc *checkScratch) fill(mw *httplimit.Middleware, res *httplimit.Result) {
 	}
 	out.Allowed = d.Allowed
 	out.Plan = res.Identity.Plan.Name
-	out.Limit = d.Limit.Name()
-	out.Remaining = d.Remaining
-	out.ResetAfterMs = ceilMs(d.ResetAfter)
+	// The limit whose figures the headers state: when refused, the one
+	// whose wait retryAfter tells.
+	l, st := res.Deciding()
+	out.Limit = l.Name()
+	out.Remaining = st.Remaining
+	out.ResetAfterMs = ceilMs(st.ResetAfter)
 	out.DelayMs = ceilMs(d.Delay)
 	if !d.Allowed {
 		out.Violated = d.Violated

@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -50,7 +49,8 @@ const maxGRPCRefusal = 64 << 10
 // bad request) becomes a trailers-only response — HTTP 200, the status in
 // grpc-status,
 // grpc-message and grpc-status-details-bin (google.rpc.Status with a
-// RetryInfo of Retry-After, a QuotaFailure naming the violated limits, and
+// RetryInfo of Retry-After, a QuotaFailure naming the violated limits as
+// the problem's Violations describe them, and
 // Help links to the upgrade and the documentation) — with the
 // answer's other headers (RateLimit, Retry-After) as metadata; the
 // upstream's answers pass as they are. A gRPC client would read sluice's
@@ -105,11 +105,7 @@ func (g *grpcAnswer) finish() {
 	if len(p.ViolatedPolicies) > 0 {
 		qf := &errdetails.QuotaFailure{}
 		for _, name := range p.ViolatedPolicies {
-			v := &errdetails.QuotaFailure_Violation{QuotaId: name, QuotaMetric: "requests"}
-			if name == p.Policy {
-				v.Description, v.QuotaValue = fmt.Sprintf("%s: %d per %s on the %s plan", name, p.Limit, p.Window, p.Plan), p.Limit
-			}
-			qf.Violations = append(qf.Violations, v)
+			qf.Violations = append(qf.Violations, quotaViolation(&p, name))
 		}
 		details = append(details, qf)
 	}
@@ -129,6 +125,22 @@ func (g *grpcAnswer) finish() {
 		h.Set("Grpc-Status-Details-Bin", base64.RawStdEncoding.EncodeToString(b))
 	}
 	g.ResponseWriter.WriteHeader(http.StatusOK)
+}
+
+// quotaViolation is the QuotaFailure violation of the limit named name in
+// the refusal p: its quota id the name, its metric "requests", and the
+// description and quota value p.Violations give it (httplimit.Violation, as
+// grpclimit states them); none when p has no word of it (the penalty box's
+// refusal, a problem from elsewhere).
+func quotaViolation(p *httplimit.Problem, name string) *errdetails.QuotaFailure_Violation {
+	v := &errdetails.QuotaFailure_Violation{QuotaId: name, QuotaMetric: "requests"}
+	for _, pv := range p.Violations {
+		if pv.Policy == name {
+			v.Description, v.QuotaValue = pv.Description, pv.Quantity
+			break
+		}
+	}
+	return v
 }
 
 // grpcCode is the gRPC status of one of sluice's own HTTP answers.
