@@ -51,15 +51,15 @@ func forward(pr *httputil.ProxyRequest, id clientJudge) {
 	}
 	out.Set("X-Forwarded-Proto", proto)
 	out.Set("X-Forwarded-Host", pr.In.Host)
-	if !peer.IsValid() {
-		return
-	}
 	if trusted {
 		for _, name := range [...]string{"X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "Forwarded"} {
 			if v := in.Values(name); len(v) > 0 {
 				out[name] = slices.Clone(v)
 			}
 		}
+	}
+	if !peer.IsValid() {
+		return // a peer without an address (a Unix socket's) adds no hop
 	}
 	out.Set("X-Forwarded-For", joinHop(out.Values("X-Forwarded-For"), peer.String()))
 	if f := out.Values("Forwarded"); len(f) > 0 {
@@ -94,8 +94,11 @@ var requestHopHeaders = [...]string{"forwarded", "front-end-https", "x-url-schem
 	"x-original-url", "x-rewrite-url", "x-original-host"}
 
 // clientHopHeaders are the headers of untrustedHop, but X-Forwarded-For,
-// that name the client by its address.
-var clientHopHeaders = [...]string{"x-real-ip",
+// that name the client by its address: Client-IP, X-Forwarded and
+// Forwarded-For too, which PHP's usual client-address function reads
+// before X-Forwarded-For (HTTP_CLIENT_IP) and Rails' RemoteIp checks
+// against it.
+var clientHopHeaders = [...]string{"x-real-ip", "client-ip", "x-forwarded", "forwarded-for",
 	"true-client-ip", "cf-connecting-ip", "fastly-client-ip", "x-client-ip", "x-cluster-client-ip"}
 
 // requestHop reports whether the header name is one of untrustedHop's that
