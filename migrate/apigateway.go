@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -316,9 +317,7 @@ func (t *Translation) methodThrottles(p awsUsagePlan, plan, where string, scoped
 			}
 			label := awsMethodLabel(path, method)
 			r := Rule{Name: t.ruleName(plan + strings.TrimRight(label, "-")), Key: []string{"client"}, Limits: []Limit{l}}
-			if method != "*" {
-				r.Methods = []string{method}
-			}
+			awsRuleMethod(&r, method)
 			if path != "/*" {
 				r.Paths = []string{path}
 			}
@@ -327,12 +326,44 @@ func (t *Translation) methodThrottles(p awsUsagePlan, plan, where string, scoped
 			}
 			t.SluiceRules = append(t.SluiceRules, r)
 			t.differs(at, "API Gateway applies this throttle to the method instead of the plan's; sluice applies both, so the stricter decides.")
+			t.awsStageOfThrottle(p, st, k, at)
 			if strings.HasSuffix(strings.ToUpper(k), "/ANY") {
 				t.differs(at, "an ANY method takes the requests of the methods its resource does not define apart; the rule matches every method of %s, so a method defined apart is counted by this throttle too.", path)
 			}
 		}
 	}
 	return nil
+}
+
+// awsRuleMethod makes r match method ("*": every method). A rule's GET
+// matches HEAD too, which API Gateway's GET method does not (HEAD is a
+// method of its own there): the rule leaves HEAD out.
+func awsRuleMethod(r *Rule, method string) {
+	if method == "*" {
+		return
+	}
+	r.Methods = []string{method}
+	if method == http.MethodGet {
+		r.Except = append(r.Except, RuleMatch{Methods: []string{http.MethodHead}})
+	}
+}
+
+// awsStageOfThrottle reports that the rule of method throttle key of API
+// stage st, of plan p, applies to every stage's requests: sluice's rules
+// do not know the stage. Where another stage of the plan throttles the
+// same method, each stage's rule decides the other's requests too.
+func (t *Translation) awsStageOfThrottle(p awsUsagePlan, st awsStage, key, at string) {
+	var others []string
+	for _, o := range p.APIStages {
+		if _, ok := o.Throttle[key]; ok && (o.Stage != st.Stage || o.APIID != st.APIID) {
+			others = append(others, "stage "+o.Stage+" of API "+o.APIID)
+		}
+	}
+	if len(others) == 0 {
+		t.differs(at, "the throttle is stage %s's; sluice's rule applies to every request it sees, of any stage: if sluice fronts several stages, add the stage's path prefix or host to the rule.", st.Stage)
+		return
+	}
+	t.differs(at, "the throttle is stage %s's, and %s throttles the same method too; sluice's rules know no stage, so each applies to every stage's requests: the stricter decides for all of them. Add each stage's path prefix or host to its rule, or run a sluice per stage.", st.Stage, strings.Join(others, ", "))
 }
 
 // awsMethod splits a method throttle's key, "<resource path>/<METHOD>"

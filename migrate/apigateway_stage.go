@@ -136,9 +136,7 @@ func (t *Translation) stageThrottles(stages []awsStageThrottle) error {
 		}
 		label := awsMethodLabel(path, method)
 		r := Rule{Name: t.ruleName("stage-" + st.stage + strings.TrimRight(label, "-")), Key: []string{"rule"}, Limits: []Limit{l}}
-		if method != "*" {
-			r.Methods = []string{method}
-		}
+		awsRuleMethod(&r, method)
 		if path != "/*" {
 			r.Paths = []string{path}
 		} else {

@@ -248,17 +248,17 @@ func shadowRules(src string) (string, error) {
 	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
 		return "", fmt.Errorf("envoy rules: %w", err)
 	}
-	var walk func(n *yaml.Node, depth int)
-	walk = func(n *yaml.Node, depth int) {
-		if depth > maxEnvoyDepth {
+	// depth numbers descriptor lists as envoyDescriptors does: the
+	// domain's 0, each nested list one more.
+	var walk func(list *yaml.Node, depth int)
+	walk = func(list *yaml.Node, depth int) {
+		if list == nil || list.Kind != yaml.SequenceNode || depth > maxEnvoyDepth {
 			return
 		}
-		switch n.Kind {
-		case yaml.DocumentNode, yaml.SequenceNode:
-			for _, c := range n.Content {
-				walk(c, depth+1)
+		for _, n := range list.Content {
+			if n.Kind != yaml.MappingNode {
+				continue
 			}
-		case yaml.MappingNode:
 			if mapValue(n, "rate_limit") != nil {
 				if s := mapValue(n, "shadow_mode"); s != nil {
 					s.Value, s.Tag = "true", "!!bool"
@@ -268,12 +268,12 @@ func shadowRules(src string) (string, error) {
 						&yaml.Node{Kind: yaml.ScalarNode, Value: "true", Tag: "!!bool"})
 				}
 			}
-			if sub := mapValue(n, "descriptors"); sub != nil {
-				walk(sub, depth+1)
-			}
+			walk(mapValue(n, "descriptors"), depth+1)
 		}
 	}
-	walk(&doc, 0)
+	if len(doc.Content) > 0 {
+		walk(mapValue(doc.Content[0], "descriptors"), 0)
+	}
 	var b bytes.Buffer
 	b.WriteString("# Every rule is in shadow mode (shadow_mode: true), added by `sluice import`: remove it to enforce.\n")
 	enc := yaml.NewEncoder(&b)

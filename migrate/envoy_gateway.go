@@ -40,8 +40,9 @@ type egDoc struct {
 					Type  string `yaml:"type"`
 					Value string `yaml:"value"`
 				} `yaml:"path"`
-				Method  string `yaml:"method"`
-				Headers []any  `yaml:"headers"`
+				Method      string `yaml:"method"`
+				Headers     []any  `yaml:"headers"`
+				QueryParams []any  `yaml:"queryParams"`
 			} `yaml:"matches"`
 		} `yaml:"rules"`
 	} `yaml:"spec"`
@@ -68,6 +69,9 @@ type egRef struct {
 	Name string `yaml:"name"`
 	// Namespace is a parentRef's (a policy's targets are in its own).
 	Namespace string `yaml:"namespace"`
+	// key is an HTTPRoute target's key in the file's routes (egRoutes),
+	// resolved in the policy's namespace.
+	key string
 }
 
 type egRateLimits struct {
@@ -104,6 +108,7 @@ type egCost struct {
 // names. Envoy Gateway makes each match an Envoy route of its own
 // (".../rule/<i>/match/<j>"), and a policy's limits count on each apart.
 type egRoute struct {
+	name    string
 	matches [][]string
 	hosts   []string
 	// gateways are the Gateways the route is attached to (its parentRefs
@@ -133,9 +138,8 @@ func egUnit(unit string) (time.Duration, bool) {
 // local rate limit).
 func EnvoyGateway(src, source string) (*Translation, error) {
 	t := &Translation{Format: FormatEnvoyGateway, Source: source}
-	routes := map[string]*egRoute{}
-	owners := map[string]string{} // an HTTPRoute: the policy targeting it
-	var policies []*egDoc
+	routes := &egRoutes{byKey: map[string]*egRoute{}, byName: map[string][]string{}}
+	var policies, all []*egDoc
 	err := eachDocument(src, source, func(d *egDoc) error {
 		switch d.Kind {
 		case "SecurityPolicy":
@@ -149,13 +153,9 @@ func EnvoyGateway(src, source string) (*Translation, error) {
 					r.gateways = append(r.gateways, egRef{Kind: "Gateway", Name: p.Name, Namespace: or(p.Namespace, d.Metadata.Namespace)})
 				}
 			}
-			routes[d.Metadata.Name] = r
+			routes.add(d.Metadata.Namespace, d.Metadata.Name, r)
 		case "BackendTrafficPolicy":
-			for _, ref := range d.targets() {
-				if ref.Kind == "HTTPRoute" {
-					owners[ref.Name] = d.Metadata.Name
-				}
-			}
+			all = append(all, d)
 			if d.Spec.RateLimit != nil {
 				policies = append(policies, d)
 			}
@@ -168,6 +168,7 @@ func EnvoyGateway(src, source string) (*Translation, error) {
 	if len(policies) == 0 {
 		return nil, fmt.Errorf("%s: no BackendTrafficPolicy with a rateLimit", source)
 	}
+	owners := routes.owners(all)
 	for _, p := range policies {
 		if err := t.egPolicy(p, routes, owners); err != nil {
 			return nil, fmt.Errorf("%s: BackendTrafficPolicy %s: %w", source, p.Metadata.Name, err)
@@ -221,7 +222,7 @@ func (t *Translation) egRoute(d *egDoc) *egRoute {
 	narrowed := false
 	defer func() {
 		if narrowed {
-			t.differs(where, "its matches on methods and headers are not imported: its limits count every request to its paths.")
+			t.differs(where, "its matches on methods, headers and query parameters are not imported: its limits count every request to its paths.")
 		}
 	}()
 	for _, rule := range d.Spec.Rules {
@@ -230,7 +231,7 @@ func (t *Translation) egRoute(d *egDoc) *egRoute {
 			continue
 		}
 		for _, m := range rule.Matches {
-			narrowed = narrowed || m.Method != "" || len(m.Headers) > 0
+			narrowed = narrowed || m.Method != "" || len(m.Headers) > 0 || len(m.QueryParams) > 0
 			typ, value := "PathPrefix", "/"
 			if m.Path != nil {
 				typ, value = or(m.Path.Type, typ), or(m.Path.Value, value)
@@ -289,7 +290,7 @@ func (t *Translation) egHostnames(where string, hostnames []string) []string {
 
 // egPolicy translates the rate limit rules of one policy, once for each
 // route it targets.
-func (t *Translation) egPolicy(p *egDoc, routes map[string]*egRoute, owners map[string]string) error {
+func (t *Translation) egPolicy(p *egDoc, routes *egRoutes, owners map[string]string) error {
 	rl := p.Spec.RateLimit
 	// Both kinds may be set; an older policy's type names the one in force.
 	kinds := []struct {
@@ -319,7 +320,7 @@ func (t *Translation) egPolicy(p *egDoc, routes map[string]*egRoute, owners map[
 	for _, ref := range targets {
 		switch ref.Kind {
 		case "HTTPRoute":
-			if routes[ref.Name] == nil {
+			if routes.byKey[ref.key] == nil {
 				t.differs("policy "+p.Metadata.Name, "HTTPRoute %s is not in the file: its limits count every request. Import the route with the policy to limit only its paths.", ref.Name)
 			}
 		case "":
@@ -396,10 +397,10 @@ func egLocalDefault(rules []egRule) *egDefault {
 // policy's targets: a rule for each match of each targeted route, each its
 // own count as in Envoy Gateway; one rule across them all when r is shared
 // (a global rule's one bucket).
-func (t *Translation) egPlaces(base string, r *egRule, targets []egRef, routes map[string]*egRoute, opts egOpts) error {
+func (t *Translation) egPlaces(base string, r *egRule, targets []egRef, routes *egRoutes, opts egOpts) error {
 	routeOf := func(ref egRef) *egRoute {
 		if ref.Kind == "HTTPRoute" {
-			return routes[ref.Name]
+			return routes.byKey[ref.key]
 		}
 		return nil
 	}
@@ -504,7 +505,7 @@ func (t *Translation) egRule(name string, r *egRule, alts []RuleMatch, opts egOp
 		t.same(where, "Envoy Gateway's global rate limit is envoyproxy/ratelimit's fixed window of %d per %s aligned to the clock: sluice's fixed-window.", r.Limit.Requests, r.Limit.Unit)
 	}
 	if r.Limit.Unit == "Month" || r.Limit.Unit == "Year" {
-		t.differs(where, "a %s is counted as %s from the Unix epoch, as envoyproxy/ratelimit counts it, not a calendar %s.", r.Limit.Unit, formatWindow(window), strings.ToLower(r.Limit.Unit))
+		t.egUnixWindow(where, r.Limit.Unit, window, opts.local)
 	}
 	if r.Limit.Requests == 0 {
 		t.differs(where, "0 requests refuses every request it selects; sluice's limits hold at least 1: not imported.")
@@ -571,4 +572,21 @@ func (t *Translation) egDefaultRule(where string, out *Rule, r *egRule, d *egDef
 	if len(d.missed) > 0 {
 		t.differs(where, "the requests %s selects are counted by Envoy Gateway in that rule's bucket only, never in this default one (always_consume_default_token_bucket: false); sluice's except: cannot say them, so they are counted here too and spend this bucket sooner: raise its quantity by what they use, or keep it in shadow mode (shadow: true) to compare.", strings.Join(d.missed, ", "))
 	}
+}
+
+// egUnixWindow reports how a Month or a Year (window) of rule where is
+// counted. envoyproxy/ratelimit counts it as a span of 30 or 365 days
+// whose windows start where the Unix time is a multiple of it; sluice's
+// fixed windows start where the time since sluice.Epoch (2020-01-01) is
+// one, which for these spans is some days later: the two reset at other
+// moments. Envoy's local token bucket refills by the span, with no
+// boundary to align.
+func (t *Translation) egUnixWindow(where, unit string, window time.Duration, local bool) {
+	if local {
+		t.differs(where, "a %s is a span of %s, not a calendar %s.", unit, formatWindow(window), strings.ToLower(unit))
+		return
+	}
+	w := int64(window / time.Second)
+	off := time.Duration(kongSluiceEpoch%w) * time.Second
+	t.differs(where, "envoyproxy/ratelimit counts a %s as %s windows starting where the Unix time is a multiple of %ds, not a calendar %s; sluice's %s windows start where the time since 2020-01-01 00:00 UTC is one, %d days later than envoyproxy/ratelimit's boundaries: a count resets at another moment, so a client's share of two windows differs by up to the limit around a boundary. No sluice window starts where envoyproxy/ratelimit's do: accept the offset, or use a calendar month or year (window: month, window: year) with a quantity to match.", unit, formatWindow(window), w, strings.ToLower(unit), formatWindow(window), off/(24*time.Hour))
 }

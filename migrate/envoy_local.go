@@ -80,6 +80,15 @@ func EnvoyLocal(src, source string) (*Translation, error) {
 		t.envoyLocalRules(c, found)
 	}
 	if len(t.SluiceRules) == 0 {
+		var why []string
+		for _, d := range t.Differences {
+			if !d.Same && strings.Contains(d.Text, "not imported") && len(why) < 3 {
+				why = append(why, d.Where+": "+d.Text)
+			}
+		}
+		if len(why) > 0 {
+			return nil, fmt.Errorf("%s: no local rate limit sluice can import: %s", source, strings.Join(why, "; "))
+		}
 		return nil, fmt.Errorf("%s: no local rate limit sluice can import: a LocalRateLimit with a token_bucket, enabled by filter_enabled", source)
 	}
 	t.differs("instances", "each Envoy process keeps its own buckets, so N Envoy instances admit N times a limit. One sluice beside each Envoy on its memory store keeps that; on the Redis store a limit is shared by the fleet: multiply its quantity and burst by N for the same total.")

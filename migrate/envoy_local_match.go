@@ -305,8 +305,15 @@ func exactDomains(vhost *yaml.Node) ([]string, bool) {
 // alone, and whether it is so matched.
 func plainPatterns(route *yaml.Node) ([]string, bool) {
 	m := mapValue(route, "match")
-	if m == nil || mapValue(m, "headers") != nil || mapValue(m, "query_parameters") != nil {
+	if m == nil || m.Kind != yaml.MappingNode {
 		return nil, false
+	}
+	for i := 0; i < len(m.Content); i += 2 {
+		switch m.Content[i].Value {
+		case "prefix", "path", "path_separated_prefix", "case_sensitive":
+		default:
+			return nil, false // headers, query parameters, a fraction, gRPC, TLS…
+		}
 	}
 	var scratch Translation
 	var r Rule
@@ -319,6 +326,10 @@ func plainPatterns(route *yaml.Node) ([]string, bool) {
 // for a match sluice cannot express.
 func (t *Translation) routePatterns(route *yaml.Node, r *Rule, where string) ([]string, bool) {
 	m := mapValue(route, "match")
+	if k := otherMatcher(m); k != "" {
+		t.differs(where, "not imported: the route also matches by %s, which sluice's rules cannot say (Envoy gives the route only the requests it matches).", k)
+		return nil, false
+	}
 	var patterns []string
 	switch {
 	case mapValue(m, "prefix") != nil:
@@ -387,6 +398,25 @@ func (t *Translation) routePatterns(route *yaml.Node, r *Rule, where string) ([]
 		t.differs(where, "the route also matches query parameters; sluice's rule matches the path alone.")
 	}
 	return patterns, true
+}
+
+// otherMatcher returns the first key of route match m that selects
+// requests by something else than their path, headers and query
+// parameters (runtime_fraction, grpc, tls_context, dynamic_metadata,
+// filter_state, cel…); "" for none.
+func otherMatcher(m *yaml.Node) string {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return ""
+	}
+	for i := 0; i < len(m.Content); i += 2 {
+		switch k := m.Content[i].Value; k {
+		case "prefix", "path", "path_separated_prefix", "safe_regex", "regex", "path_match_policy", "connect_matcher",
+			"headers", "query_parameters", "case_sensitive":
+		default:
+			return k
+		}
+	}
+	return ""
 }
 
 // routeMethod makes r, a route's rule, match method, the exact value of

@@ -19,6 +19,9 @@ type haproxyTable struct {
 	// len, 32 by default); 0 for other types.
 	keyLen int
 	stores map[string]time.Duration
+	// expire is how long an entry lives after it was last tracked (0:
+	// not set, or longer than sluice's longest window).
+	expire time.Duration
 	peers  bool
 	line   int
 }
@@ -154,16 +157,18 @@ func HAProxy(src, source string) (*Translation, error) {
 		var sizes []int    // how many rules each made
 		for k, r := range via {
 			var route []haproxyAtom
+			routeWhere := fmt.Sprintf("backend %s (line %d)", p.sec.name, r.line)
 			if r.cond == nil {
-				if others := otherRoutes(from[k], p.sec.name); len(others) > 0 {
-					t.differs(fmt.Sprintf("backend %s (default of %s)", p.sec.name, from[k].sec.name), "it is the default backend, for requests no use_backend sends elsewhere; the imported rules apply to every request, also to those sent elsewhere: add the other backends' paths to their except_paths.")
+				routeWhere = fmt.Sprintf("backend %s (default of %s)", p.sec.name, from[k].sec.name)
+			}
+			if r.cond != nil {
+				if len(r.cond.terms) != 1 || r.cond.unless {
+					t.differs(routeWhere, "use_backend's condition is not one conjunction of ACLs: the backend's rules are not imported for it; write them as rules matching its requests.")
+					continue
 				}
-			} else if len(r.cond.terms) != 1 || r.cond.unless {
-				t.differs(fmt.Sprintf("backend %s (line %d)", p.sec.name, r.line), "use_backend's condition is not one conjunction of ACLs: the backend's rules are not imported for it; write them as rules matching its requests.")
-				continue
-			} else {
 				route = r.cond.terms[0]
 			}
+			earlier := t.haproxyEarlier(from[k], r, p.sec.name, routeWhere)
 			name := p.sec.name
 			if len(via) > 1 {
 				name = p.sec.name + "-via-" + from[k].sec.name
@@ -178,6 +183,7 @@ func HAProxy(src, source string) (*Translation, error) {
 			for _, d := range p.denies {
 				exempts = append(exempts, t.haproxyRules(name, d, p, trackers, route, tables)...)
 			}
+			t.haproxyLeaveOutEarlier(n, earlier, routeWhere)
 			names, sizes = append(names, name), append(sizes, len(t.SluiceRules)-n)
 		}
 		t.haproxyJoinRoutes(p.sec.name, start, names, sizes)
@@ -208,18 +214,6 @@ func (t *Translation) haproxyClientAddress(s *haproxySection) {
 			t.differs(where, "accept-proxy makes src the client the PROXY protocol header of each connection names; list those load balancers in sluice.yaml's proxy_protocol, or every client behind one counts as its address.")
 		}
 	}
-}
-
-// otherRoutes lists the backends f sends requests to by a condition,
-// besides name.
-func otherRoutes(f *haproxyProxy, name string) []string {
-	var out []string
-	for _, r := range f.routes {
-		if r.cond != nil && r.backend != name {
-			out = append(out, r.backend)
-		}
-	}
-	return out
 }
 
 func countFrontends(proxies []*haproxyProxy) int {
@@ -343,6 +337,10 @@ func parseStickTable(name string, words []string, line int) (*haproxyTable, erro
 			if tb.keyType == "string" || tb.keyType == "binary" {
 				tb.keyLen = 32
 			}
+		case "expire":
+			if d, err := haproxyDuration(words[i+1]); err == nil {
+				tb.expire = d // one longer than any window never matters
+			}
 		case "len":
 			n, err := strconv.Atoi(words[i+1])
 			if err != nil || n < 1 {
@@ -414,13 +412,19 @@ func (t *Translation) haproxyJoinRoutes(backend string, start int, names []strin
 		return
 	}
 	n, rules := sizes[0], t.SluiceRules[start:]
-	alike := func(a, b Rule) bool {
+	counts := func(a, b Rule) bool {
 		return slices.Equal(a.Key, b.Key) && a.HeaderFrom == b.HeaderFrom && a.Fallback == b.Fallback && slices.Equal(a.Plans, b.Plans) &&
 			(a.Cost == nil) == (b.Cost == nil) && (a.Cost == nil || *a.Cost == *b.Cost) && slices.Equal(a.Limits, b.Limits) && len(a.Any)+len(b.Any) == 0
 	}
 	for k := 1; k < len(sizes); k++ {
 		for j := range n {
-			if !alike(rules[j], rules[k*n+j]) {
+			a, b := rules[j], rules[k*n+j]
+			if !counts(a, b) {
+				return
+			}
+			if !slices.EqualFunc(a.Except, b.Except, sameRuleMatch) {
+				// except: is the rule's, not an alternative's.
+				t.differs("backend "+backend, "its use_backend lines leave out different requests (those of earlier use_backend lines, or of allows), so its rules stay one per route, each its own count, where its table counts a key once whichever route sent the request: a client gets each route's limit. Join them by hand into one rule whose match: is a list if the routes' requests do not overlap the left-out ones.")
 				return
 			}
 		}

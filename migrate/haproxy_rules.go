@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // haproxyRules translates refusal d of proxy p into rules named after
@@ -147,6 +148,22 @@ func (t *Translation) haproxyRule(name, where string, d haproxyDeny, atoms []hap
 	if !stored {
 		return skip("table %s does not store %s, so %s is never over.", table, c.data, def.fetch)
 	}
+	// A lookup reads the count its table's trackers of the key write.
+	lookupFirst := false
+	if c.sc < 0 {
+		w, ok := t.haproxyWriter(trackers, c.lookup, table, where)
+		if !ok {
+			return nil, false
+		}
+		tr.cond, tr.line = w.cond, w.line
+		lookupFirst = !slices.ContainsFunc(trackers, func(o haproxyTrack) bool {
+			return o.fetch == c.lookup && o.table == table && (o.before || o.line < d.line)
+		})
+	}
+	most0 := most
+	if lookupFirst {
+		most++ // the lookup reads the count without the request
+	}
 	if table != p.sec.name {
 		name += "-" + strings.ReplaceAll(table, "/", "-")
 	}
@@ -162,9 +179,19 @@ func (t *Translation) haproxyRule(name, where string, d haproxyDeny, atoms []hap
 			Source: fmt.Sprintf("%s: %s %s %s, table %s http_req_rate(%s)", where, def.fetch, def.values[0], def.values[1], table, formatWindow(period))}
 		t.same(where, "HAProxy's http_req_rate(%s) is a sliding window counter: the current period's count plus the previous period's weighted by the share of it still inside the last %s, rounded down, as sluice's sliding-window-counter of %d per %s estimates it; the request is refused when the estimate with it is over %d.",
 			formatWindow(period), formatWindow(period), most, formatWindow(period), most)
-		t.differs(where, "HAProxy counts every request it tracks, the refused ones too, so a client that keeps sending above %d per %s stays refused until it slows down; sluice counts only admitted requests, so such a client gets %d per %s. HAProxy starts a client's periods at its first request after an idle period, sluice at multiples of %s: near the end of a period the two weigh the previous one differently. Put a penalty box on the rule (docs/rules.md) if you relied on refusing clients that keep retrying.",
-			most, formatWindow(period), most, formatWindow(period), formatWindow(period))
+		if lookupFirst {
+			t.same(where, "%s comes before every tracker of %s into table %s, so HAProxy reads the count without the request and refuses only once %d have been counted; a refused request, stopped before its tracker, is not counted: %d per %s of admitted requests, sluice's limit of %d counting admitted requests alone.",
+				def.fetch, c.lookup, table, most, most, formatWindow(period), most)
+			t.differs(where, "HAProxy starts a client's periods at its first request after an idle period, sluice at multiples of %s: near the end of a period the two weigh the previous one differently.", formatWindow(period))
+		} else {
+			t.differs(where, "HAProxy counts every request it tracks, the refused ones too, so a client that keeps sending above %d per %s stays refused until it slows down; sluice counts only admitted requests, so such a client gets %d per %s. HAProxy starts a client's periods at its first request after an idle period, sluice at multiples of %s: near the end of a period the two weigh the previous one differently. Put a penalty box on the rule (docs/rules.md) if you relied on refusing clients that keep retrying.",
+				most, formatWindow(period), most, formatWindow(period), formatWindow(period))
+		}
+		t.haproxyExpire(tb, period, where)
 	case "conn_cur":
+		if lookupFirst {
+			t.same(where, "%s comes before every tracker of %s into table %s, so HAProxy reads the count without the request's connection: %s %d admits %d at once.", def.fetch, c.lookup, table, def.values[0], most0, most)
+		}
 		l = Limit{Name: "concurrent", Algorithm: "concurrency", Quantity: most, Window: connLease,
 			Source: fmt.Sprintf("%s: %s %s %s, table %s conn_cur", where, def.fetch, def.values[0], def.values[1], table)}
 		t.differs(where, "conn_cur counts a client's open connections; sluice's concurrency limit of %d counts its requests in flight, which is the same for clients that send one request at a time on each connection and fewer for idle keep-alive connections. A slot not given back (a request running longer than %s) is freed after %s.",
@@ -222,6 +249,9 @@ func (t *Translation) haproxyRule(name, where string, d haproxyDeny, atoms []hap
 		t.differs(where+" status", "%s closes the connection without an answer; sluice answers 429 Too Many Requests with Retry-After.", d.action)
 	default:
 		t.differs(where+" status", "HAProxy answered %d (%s); sluice answers 429 Too Many Requests with Retry-After and a problem+json body.", d.status, d.action)
+	}
+	if c.sc < 0 && tr.cond != nil {
+		t.differs(where, "%s reads the count of the requests the tracker of line %d tracks, those its condition matches; HAProxy refuses every request this rule matches once that count is over, and sluice's rule counts and refuses the tracked requests alone: a client over the limit still gets its other requests through here. Where that matters, keep this rule in HAProxy.", def.fetch, tr.line)
 	}
 	if tb.peers {
 		t.Instances, t.OnStoreError = 2, "local"
@@ -570,4 +600,34 @@ func splitTopLevel(s string) []string {
 		}
 	}
 	return append(out, s[start:])
+}
+
+// haproxyWriter returns the tracker of trackers that writes key into
+// table, as a lookup of key in table reads it, and false, having said why
+// at where, when there are several: HAProxy counts a request once for
+// each of them that tracks it, which one rule cannot count.
+func (t *Translation) haproxyWriter(trackers []haproxyTrack, key, table, where string) (haproxyTrack, bool) {
+	var ws []haproxyTrack
+	var lines []string
+	for _, o := range trackers {
+		if o.fetch == key && o.table == table {
+			ws, lines = append(ws, o), append(lines, strconv.Itoa(o.line))
+		}
+	}
+	if len(ws) > 1 {
+		t.differs(where, "not imported: several track-sc lines (%s) write %s into table %s, and HAProxy counts a request once for each that tracks it; one sluice rule counts each request once. Keep one tracker of the key per table, or keep this rule in HAProxy.", strings.Join(lines, ", "), key, table)
+		return haproxyTrack{}, false
+	}
+	return ws[0], true
+}
+
+// haproxyExpire reports a table whose entries expire sooner than period,
+// the http_req_rate period a rule counts: HAProxy forgets a client idle
+// that long, its count starting at 0 again, where sluice's window keeps
+// its count the whole period.
+func (t *Translation) haproxyExpire(tb *haproxyTable, period time.Duration, where string) {
+	if tb.expire > 0 && tb.expire < period {
+		t.differs(where, "table %s's entries expire %s after a client's last tracked request, sooner than its http_req_rate period of %s: HAProxy then forgets the client, and its count starts at 0 again, so a client pausing %s between bursts gets a fresh limit each burst; sluice keeps the count for the whole period and refuses such bursts sooner. Set expire at least the period in HAProxy to compare, or raise the rule's quantity.",
+			tb.name, formatWindow(tb.expire), formatWindow(period), formatWindow(tb.expire))
+	}
 }

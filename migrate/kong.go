@@ -94,6 +94,10 @@ type kongRoute struct {
 	Headers       map[string]any `yaml:"headers"`
 	Plugins       []kongPlugin   `yaml:"plugins"`
 	Service       kongServiceRef `yaml:"service"`
+	// Expression is the route's match under Kong's expressions router
+	// (router_flavor = expressions), in place of paths and methods
+	// (kongExpressions).
+	Expression string `yaml:"expression"`
 	// segmented are the paths matched element by element (the Kong
 	// Ingress Controller's Prefix paths, which it writes as a regular
 	// expression of the path and the prefix of the path and a slash);
@@ -158,6 +162,9 @@ type kongConfig struct {
 	Identifier     string    `yaml:"identifier"`
 	Strategy       string    `yaml:"strategy"`
 	DisablePenalty bool      `yaml:"disable_penalty"`
+	// Namespace is rate-limiting-advanced's namespace: plugins of one
+	// namespace share their counters (kongSharedNamespaces).
+	Namespace string `yaml:"namespace"`
 	// RetryAfterJitterMax is rate-limiting-advanced's retry_after_jitter_max
 	// (seconds).
 	RetryAfterJitterMax *float64 `yaml:"retry_after_jitter_max"`
@@ -257,8 +264,10 @@ func Kong(src, source string) (*Translation, error) {
 	t.kongLegacyPaths(&f)
 	t.kongRouteSNIs(&f)
 	t.kongPluginOwners(&f)
+	t.kongExpressions(&f)
 	plugins := slices.Concat(f.Plugins, servicePlugins(f.Services), routePlugins(serviceRoutes(f.Services)), routePlugins(f.Routes))
 	t.kongKeyAuth(plugins)
+	t.kongSharedNamespaces(slices.Concat(plugins, consumerPlugins(f.Consumers, f.ConsumerGroups)))
 	t.kongUnreadAuth(plugins)
 	t.kongAnonymousConsumer(plugins, f.Consumers)
 	t.kongAnonymous = !slices.ContainsFunc(plugins, isKongAuth)
