@@ -36,9 +36,17 @@ type Client struct {
 // An Option configures a Client.
 type Option func(*Client)
 
-// WithHTTPClient makes the Client send its requests with hc (for TLS,
-// proxies, authentication in front of sluice, or another timeout) instead
-// of an http.Client with DefaultTimeout. A nil hc keeps that default.
+// WithHTTPClient makes the Client send its requests with a copy of hc
+// (for TLS, proxies, authentication in front of sluice, or another
+// timeout) instead of the default: an http.Client with DefaultTimeout and
+// a Transport of its own that keeps up to 256 idle connections to the
+// server. A nil hc keeps that default. Give hc's Transport as many idle connections per
+// host (MaxIdleConnsPerHost) as checks may be in flight at once:
+// http.DefaultTransport keeps 2, with which a service checking every
+// request from many goroutines opens a connection (a TLS handshake) for
+// nearly every check. The copy follows only the redirects that keep the
+// decision API's POST (a 307 or 308 to the same origin), then as hc's
+// CheckRedirect says; any other is an *APIError (see APIError).
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *Client) {
 		if hc != nil {
@@ -54,15 +62,76 @@ func WithHTTPClient(hc *http.Client) Option {
 // 401 or 403.
 func WithToken(token string) Option { return func(c *Client) { c.token = "Bearer " + token } }
 
+// idleConnsPerHost is how many idle connections to the server the default
+// http.Client of New keeps for reuse: as many checks as a busy service may
+// have in flight at once, each of which would otherwise open a connection
+// of its own.
+const idleConnsPerHost = 256
+
 // New returns a Client of the sluice server whose admin listener is at
 // baseURL, e.g. "http://sluice:9090" (a trailing slash is ignored). A
-// malformed baseURL is reported by the first Check.
+// malformed baseURL is reported by the first Check. Without
+// WithHTTPClient, each Client has an http.Client and a Transport of its
+// own (a clone of http.DefaultTransport keeping up to 256 idle connections
+// to the server).
 func New(baseURL string, opts ...Option) *Client {
-	c := &Client{url: strings.TrimRight(baseURL, "/") + "/v1/check", http: &http.Client{Timeout: DefaultTimeout}}
+	c := &Client{url: strings.TrimRight(baseURL, "/") + "/v1/check"}
 	for _, o := range opts {
 		o(c)
 	}
+	if c.http == nil {
+		c.http = defaultHTTPClient()
+	}
+	c.http = followingOnlyPOSTs(c.http)
 	return c
+}
+
+// followingOnlyPOSTs returns a copy of hc that follows a redirect only
+// when it keeps the decision API's POST, its body and its token: a 307 or
+// 308 to the same origin (sluice's own redirect of a path that is not
+// clean). Any other redirect is returned as it came, and post makes it an
+// *APIError: followed, a 301, 302 or 303 turns the POST into a GET, which
+// an SSO proxy's login page answers 200 with a page that is "not a
+// decision" — sluice.ErrStoreUnavailable, which a caller's fallback may
+// let through — and another origin is not the server the token is for.
+// hc's own CheckRedirect, if any, then decides as it would.
+func followingOnlyPOSTs(hc *http.Client) *http.Client {
+	own := *hc
+	then := hc.CheckRedirect
+	own.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		code := req.Response.StatusCode
+		first := via[0].URL
+		if code != http.StatusTemporaryRedirect && code != http.StatusPermanentRedirect ||
+			req.URL.Scheme != first.Scheme || !strings.EqualFold(req.URL.Host, first.Host) {
+			return http.ErrUseLastResponse
+		}
+		if then != nil {
+			return then(req, via)
+		}
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		return nil
+	}
+	return &own
+}
+
+// maxRedirects is how many redirects a request follows at most, as
+// net/http's default.
+const maxRedirects = 10
+
+// defaultHTTPClient returns the http.Client of a Client made without
+// WithHTTPClient. A program that made http.DefaultTransport something
+// other than an *http.Transport keeps it.
+func defaultHTTPClient() *http.Client {
+	def, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return &http.Client{Timeout: DefaultTimeout}
+	}
+	tr := def.Clone()
+	tr.MaxIdleConns = max(tr.MaxIdleConns, idleConnsPerHost)
+	tr.MaxIdleConnsPerHost = idleConnsPerHost
+	return &http.Client{Timeout: DefaultTimeout, Transport: tr}
 }
 
 // CheckRequest is the body of POST /v1/check. Exactly one of Subject,
@@ -209,7 +278,10 @@ type LimitStatus struct {
 // server finds invalid (400, 413, 422) wraps sluice.ErrInvalidCheck; an
 // answer that means "no decision could be made" (5xx, 408, 429) wraps
 // sluice.ErrStoreUnavailable, so that callers apply their failure policy
-// with errors.Is as they would for a local store.
+// with errors.Is as they would for a local store. A redirect that Client
+// does not follow (any but a 307 or 308 to the same origin: an SSO proxy
+// sending the caller to its login page, a URL that moved) wraps neither,
+// as 401 and 403 do not: a misconfiguration is no outage to fail open on.
 type APIError struct {
 	// StatusCode is the HTTP status.
 	StatusCode int
@@ -220,6 +292,11 @@ type APIError struct {
 	Type   string
 	Title  string
 	Detail string
+	// RetryAfter is the answer's Retry-After (delay-seconds or an
+	// HTTP-date), 0 when it has none or a malformed one: the server says
+	// when a 503 or 429 is worth asking again. See Client.Settle for the
+	// two 503s of a settlement.
+	RetryAfter time.Duration
 }
 
 // Error implements error.
@@ -280,12 +357,22 @@ func (c *Client) Check(ctx context.Context, req CheckRequest) (*CheckResponse, e
 // header (nil for none), from which the server refunds what the limits
 // counting by the answer do not count (POST /v1/settle). Of each field the
 // first value is sent; a header larger than a settlement carries (256
-// fields, 64 KiB) is sent as the fields that fit, the shortest first. Settle each id
-// once, at the server that gave it; an id settled, expired (after 15
-// minutes) or unknown is an *APIError of status 404, and its request stays
-// counted in full. A refund the server's store failed is an *APIError of
-// status 503: the id is spent then (a refund that failed may have reached
-// the store, and is never tried twice), so do not retry it.
+// fields, 64 KiB) is sent as the fields that fit, the shortest first. It
+// returns nil only for the server's answer of a settlement (200
+// {"settled":true}); any other 200 (a proxy's page, another service's
+// JSON) settled nothing, and is an error wrapping
+// sluice.ErrStoreUnavailable, as Check's "not a decision" is.
+//
+// Settle each id once, at the server that gave it (with signed ids, at any
+// server of the fleet); an id settled, expired (after 15 minutes) or
+// unknown is an *APIError of status 404, and its request stays counted in
+// full. An *APIError of status 503 is one of two answers, told apart by
+// its RetryAfter. With a RetryAfter (sluice sends 1 s), the shared store
+// could not tell whether a signed id was settled: the id is not spent, and
+// may be settled again after that wait. Without, the server's store failed
+// the refund: the id is spent (a refund that failed may have reached the
+// store, and is never tried twice), its request stays counted, and
+// settling it again answers 404.
 func (c *Client) Settle(ctx context.Context, id string, status int, header http.Header) error {
 	req := struct {
 		ID      string            `json:"id"`
@@ -301,8 +388,22 @@ func (c *Client) Settle(ctx context.Context, id string, status int, header http.
 	if err != nil {
 		return fmt.Errorf("client: settle: %w", err) // unreachable: plain fields
 	}
-	_, err = c.post(ctx, "settle", strings.TrimSuffix(c.url, "/v1/check")+"/v1/settle", body)
-	return err
+	data, err := c.post(ctx, "settle", strings.TrimSuffix(c.url, "/v1/check")+"/v1/settle", body)
+	if err != nil {
+		return err
+	}
+	// The server answers a settlement {"settled":true}: anything else is
+	// some other service's answer, which settled nothing.
+	var out struct {
+		Settled bool `json:"settled"`
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return fmt.Errorf("client: settle: the answer is not a settlement (%v): %w", err, sluice.ErrStoreUnavailable)
+	}
+	if !out.Settled {
+		return fmt.Errorf("client: settle: the answer is not a settlement (no \"settled\": true): %w", sluice.ErrStoreUnavailable)
+	}
+	return nil
 }
 
 // Bounds of a settlement's body (docs/api.md, POST /v1/settle).
@@ -378,10 +479,27 @@ func (c *Client) post(ctx context.Context, what, url string, body []byte) ([]byt
 		}
 		return nil, fmt.Errorf("client: %s: reading the answer: %w: %w", what, sluice.ErrStoreUnavailable, err)
 	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return nil, redirectError(resp)
+	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, apiError(resp.StatusCode, data)
+		e := apiError(resp.StatusCode, data)
+		e.RetryAfter, _ = ParseRetryAfter(resp.Header, time.Now())
+		return nil, e
 	}
 	return data, nil
+}
+
+// redirectError is the *APIError of a redirect that post does not follow,
+// naming where it points.
+func redirectError(resp *http.Response) *APIError {
+	to := resp.Header.Get("Location")
+	if u, err := resp.Location(); err == nil {
+		to = u.String()
+	}
+	detail := fmt.Sprintf("redirected to %q, not followed: only a 307 or 308 to the same origin keeps "+
+		"the decision API's POST (check the server's URL, and what stands in front of it)", to)
+	return &APIError{StatusCode: resp.StatusCode, Detail: cut(detail, maxProblemField)}
 }
 
 // apiError reads a problem body, or keeps the start of any other body.

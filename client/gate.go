@@ -64,9 +64,10 @@ func (f GateFunc) Wait(ctx context.Context, cost int64) error { return f(ctx, co
 // LimiterGate is a Gate over a sluice.Limiter: every Wait checks its limits
 // for one key, all of them together, and sleeps exactly as long as the
 // decision says (RetryAfter when refused, then asks again; Delay when a
-// leaky-bucket queue admits with a delay). It is safe for concurrent use;
-// its waiters line up, so that after a refusal one of them asks again
-// rather than all of them at the same instant.
+// leaky-bucket queue admits with a delay). It is safe for concurrent use:
+// its waiters ask the limiter at once, as many at a time as come, and line
+// up only after a refusal, so that one of them asks again rather than all
+// of them at the same instant (those that come meanwhile line up behind).
 //
 // Any algorithm paces: GCRA or a token bucket let bursts through up to
 // their burst; a leaky-bucket queue (sluice.LeakyBucket(n,
@@ -84,7 +85,7 @@ type LimiterGate struct {
 	limiter *sluice.Limiter
 	key     string
 	limits  []sluice.Limit
-	turn    turn
+	turn    *turn
 	sent    *sentWindows
 }
 
@@ -93,7 +94,7 @@ type LimiterGate struct {
 // limits: the way to pace a fleet of batch workers together. Invalid
 // limits make every Wait fail with an error wrapping sluice.ErrInvalidCheck.
 func NewLimiterGate(limiter *sluice.Limiter, key string, limits ...sluice.Limit) *LimiterGate {
-	return &LimiterGate{limiter: limiter, key: key, limits: append([]sluice.Limit(nil), limits...), turn: make(turn, 1), sent: newSentWindows(limits)}
+	return &LimiterGate{limiter: limiter, key: key, limits: append([]sluice.Limit(nil), limits...), turn: newTurn(), sent: newSentWindows(limits)}
 }
 
 // NewLocalGate returns a Gate over limits kept in this process's memory
@@ -123,10 +124,11 @@ func (g *LimiterGate) Wait(ctx context.Context, cost int64) error {
 // Over window limits (sluice.FixedWindow, SlidingLog, SlidingCounter: q
 // per w), the units it admits also count in a window of the gate's own
 // from their admission until w after their release, and it admits at most
-// q of them in any span of w: a server that counts a request when it
-// arrives (later than its send) and answers after, and enforces the same
-// window, admits every request the gate admits to this process, however
-// long each takes to arrive. Release each admission when its answer
+// q of them in any span of w (a cost above q, which no wait admits, is
+// refused at once with ErrExceedsBurst): a server that counts a request
+// when it arrives (later than its send) and answers after, and enforces
+// the same window, admits every request the gate admits to this process,
+// however long each takes to arrive. Release each admission when its answer
 // arrives (Transport does, when the response's body is closed or the
 // attempt fails); one never released holds its units in the windows for
 // good.
@@ -152,47 +154,49 @@ func (g *LimiterGate) acquire(ctx context.Context, cost int64) (release, sent fu
 	if cost <= 0 {
 		return func() {}, nil, ctx.Err()
 	}
+	if err := g.sent.exceeds(cost); err != nil {
+		return nil, nil, err
+	}
 	checks := make([]sluice.Check, len(g.limits))
 	for i, l := range g.limits {
 		checks[i] = sluice.Check{Key: g.key, Limit: l, Cost: cost}
 	}
-	if err := g.turn.take(ctx); err != nil {
+	var d sluice.Decision
+	slots := false // refused by a concurrency limit: wait for a slot
+	err = g.turn.admit(ctx, cost, func() (*refusal, error) {
+		spent, back, err := g.sent.reserve(ctx, cost, maxHint)
+		if err != nil {
+			return nil, err
+		}
+		if slots {
+			// A slot frees when its holder releases it, which no clock
+			// foresees: wait for one as the Limiter does.
+			err = g.limiter.Wait(ctx, checks, &d)
+		} else {
+			err = g.limiter.Allow(ctx, checks, &d)
+		}
+		switch {
+		case err != nil:
+			back()
+			return nil, fmt.Errorf("client: gate: %w", err)
+		case d.Allowed:
+			sent = spent
+			return nil, nil
+		}
+		back()
+		if slots = holdsSlots(checks, &d); slots {
+			return &refusal{limit: d.Limit.Name()}, nil
+		}
+		return &refusal{retryAfter: d.RetryAfter, limit: d.Limit.Name(), burst: d.Limit.Burst()}, nil
+	})
+	if err != nil {
 		return nil, nil, err
 	}
-	var d sluice.Decision
-	for {
-		err := g.sent.wait(ctx, cost, maxHint)
-		if err == nil {
-			err = g.limiter.Allow(ctx, checks, &d)
-			if err == nil && !d.Allowed && holdsSlots(checks, &d) {
-				// A slot frees when its holder releases it, which no clock
-				// foresees: wait for one as the Limiter does.
-				err = g.limiter.Wait(ctx, checks, &d)
-			}
-			if err != nil {
-				err = fmt.Errorf("client: gate: %w", err)
-			}
-		}
-		if err != nil {
-			g.turn.give()
-			return nil, nil, err
-		}
-		if d.Allowed {
-			var sent func()
-			if g.sent != nil {
-				sent = g.sent.spend(cost) // before the next waiter's turn, which counts it
-			}
-			g.turn.give()
-			release := g.releaser(checks, &d)
-			if err := checkWait(ctx, d.Delay, maxHint, "gate "+d.Limit.Name()); err != nil {
-				return release, sent, err // the slot is spent: a queue cannot give it back
-			}
-			return release, sent, sleep(ctx, d.Delay)
-		}
-		if err := g.turn.refused(ctx, d.RetryAfter, cost, d.Limit.Name(), d.Limit.Burst()); err != nil {
-			return nil, nil, err
-		}
+	release = g.releaser(checks, &d)
+	if err := checkWait(ctx, d.Delay, maxHint, "gate "+d.Limit.Name()); err != nil {
+		return release, sent, err // the slot is spent: a queue cannot give it back
 	}
+	return release, sent, sleep(ctx, d.Delay)
 }
 
 // holdsSlots reports whether a concurrency check of checks refused in d.
@@ -226,69 +230,27 @@ func (g *LimiterGate) releaser(checks []sluice.Check, d *sluice.Decision) func()
 	}
 }
 
-// refused waits out a refusal's retryAfter, holding the turn, or gives the
-// turn back and says why not.
-func (t turn) refused(ctx context.Context, retryAfter time.Duration, cost int64, limit string, burst int64) error {
-	err := func() error {
-		if retryAfter == sluice.Never {
-			if burst > 0 {
-				return fmt.Errorf("client: gate: %w: cost %d, %s holds %d", ErrExceedsBurst, cost, limit, burst)
-			}
-			return fmt.Errorf("client: gate: %w: cost %d, %s", ErrExceedsBurst, cost, limit)
-		}
-		if err := checkWait(ctx, retryAfter, maxHint, "gate "+limit); err != nil {
-			return err
-		}
-		return sleep(ctx, retryAfter)
-	}()
-	if err != nil {
-		t.give()
-	}
-	return err
-}
-
-// turn serialises the waiters of a Gate: one at a time asks again after a
-// refusal, so that N waiters do not all wake at the same RetryAfter and ask
-// N times for the one unit that has come free. The admitted sleep their
-// Delay after giving the turn on. A turn is taken with a context, unlike a
-// mutex, so that a cancelled waiter leaves the line at once.
-type turn chan struct{}
-
-// take waits for the turn. A context that has ended takes no turn, even a
-// free one (select would pick either at random): its waiter spends nothing.
-func (t turn) take(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	select {
-	case t <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (t turn) give() { <-t }
-
 // APIGate is a Gate that asks a sluice server's decision API (POST
 // /v1/check) for every Wait, with the CheckRequest it was made with and the
 // Wait's cost: a limit shared by every client of that server, whatever its
 // language or store. Refused, it sleeps the decision's retryAfterMs and asks
 // again; admitted with a delay (a leaky-bucket queue), it sleeps delayMs.
+// Concurrent Waits ask the server at once, each its own round trip, and
+// line up only after a refusal, as LimiterGate's do.
 // Errors of Client.Check are returned as they are (wrapping
 // sluice.ErrStoreUnavailable when the server could not decide or could not
 // be reached). It is safe for concurrent use.
 type APIGate struct {
 	client *Client
 	req    CheckRequest
-	turn   turn
+	turn   *turn
 }
 
 // Gate returns an APIGate that checks req (typically with a Subject naming
 // the shared budget, e.g. "nightly-export") for each Wait. req.Cost is
 // replaced by the Wait's cost.
 func (c *Client) Gate(req CheckRequest) *APIGate {
-	return &APIGate{client: c, req: req, turn: make(turn, 1)}
+	return &APIGate{client: c, req: req, turn: newTurn()}
 }
 
 // Wait implements Gate.
@@ -301,27 +263,26 @@ func (g *APIGate) Wait(ctx context.Context, cost int64) error {
 	}
 	req := g.req
 	req.Cost = &cost
-	if err := g.turn.take(ctx); err != nil {
+	var res *CheckResponse
+	err := g.turn.admit(ctx, cost, func() (*refusal, error) {
+		r, err := g.client.Check(ctx, req)
+		switch {
+		case err != nil:
+			return nil, err
+		case r.Allowed:
+			res = r
+			return nil, nil
+		}
+		return &refusal{retryAfter: r.Wait(), limit: r.Limit}, nil
+	})
+	if err != nil {
 		return err
 	}
-	for {
-		res, err := g.client.Check(ctx, req)
-		if err != nil {
-			g.turn.give()
-			return err
-		}
-		if res.Allowed {
-			g.turn.give()
-			d := millis(res.DelayMs)
-			if err := checkWait(ctx, d, maxHint, "gate "+res.Limit); err != nil {
-				return err
-			}
-			return sleep(ctx, d)
-		}
-		if err := g.turn.refused(ctx, res.Wait(), cost, res.Limit, 0); err != nil {
-			return err
-		}
+	d := millis(res.DelayMs)
+	if err := checkWait(ctx, d, maxHint, "gate "+res.Limit); err != nil {
+		return err
 	}
+	return sleep(ctx, d)
 }
 
 // millis converts milliseconds from the API to a duration in [0, maxHint].

@@ -22,13 +22,13 @@ import (
 // are sent.
 
 // sentWindows is the windows of a LimiterGate's window limits, and the
-// units admitted and not yet released. Its methods are safe for
+// units reserved or admitted and not yet released. Its methods are safe for
 // concurrent use.
 type sentWindows struct {
 	mu       sync.Mutex
 	wins     []*window
 	inFlight int64
-	changed  chan struct{} // closed and replaced when units are released
+	changed  chan struct{} // closed and replaced when units leave inFlight
 }
 
 // newSentWindows returns the windows of limits' window limits, or nil
@@ -53,11 +53,31 @@ func newSentWindows(limits []sluice.Limit) *sentWindows {
 	return &s
 }
 
-// wait blocks until every window admits cost more units, or ctx ends. A
-// nil sentWindows admits anything.
-func (s *sentWindows) wait(ctx context.Context, cost int64, maxWait time.Duration) error {
+// exceeds returns an error wrapping ErrExceedsBurst when cost is above
+// the q of a window: no wait ever admits it. A nil sentWindows admits any
+// cost.
+func (s *sentWindows) exceeds(cost int64) error {
 	if s == nil {
 		return nil
+	}
+	for _, w := range s.wins {
+		if cost > w.q {
+			return exceedsBurst(cost, w.name, w.q)
+		}
+	}
+	return nil
+}
+
+// reserve blocks until every window admits cost more units, or ctx ends,
+// and counts them in flight from then: a waiter that finds room takes it
+// before any other looks. It returns the function that records their
+// release (spent: once, its later calls do nothing) when the limiter
+// admits them, and the one that takes them back uncounted (back) when it
+// does not; the first called ends them, later calls do nothing. A nil sentWindows admits and records
+// nothing.
+func (s *sentWindows) reserve(ctx context.Context, cost int64, maxWait time.Duration) (spent, back func(), err error) {
+	if s == nil {
+		return func() {}, func() {}, nil
 	}
 	for {
 		s.mu.Lock()
@@ -69,51 +89,61 @@ func (s *sentWindows) wait(ctx context.Context, cost int64, maxWait time.Duratio
 				ok, wake = false, later(wake, at)
 			}
 		}
+		if ok {
+			s.inFlight += cost
+		}
 		changed := s.changed
 		s.mu.Unlock()
 		if ok {
-			return nil
+			spent, back := s.ends(cost)
+			return spent, back, nil
 		}
-		var fired <-chan time.Time
-		if !wake.IsZero() {
-			if err := checkWait(ctx, wake.Sub(now), maxWait, "gate"); err != nil {
-				return err
-			}
-			timer := time.NewTimer(wake.Sub(now))
-			defer timer.Stop()
-			fired = timer.C
-		}
-		select {
-		case <-changed:
-		case <-fired:
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := s.await(ctx, changed, now, wake, maxWait); err != nil {
+			return nil, nil, err
 		}
 	}
 }
 
-// spend records cost units admitted, and returns the function that
-// records their release (once; its later calls do nothing). A nil
-// sentWindows records nothing.
-func (s *sentWindows) spend(cost int64) func() {
-	if s == nil {
-		return func() {}
+// await blocks until changed is closed, wake (unless zero) passes, or ctx
+// ends; a wake beyond maxWait or ctx's deadline is not awaited.
+func (s *sentWindows) await(ctx context.Context, changed <-chan struct{}, now, wake time.Time, maxWait time.Duration) error {
+	var fired <-chan time.Time
+	if !wake.IsZero() {
+		if err := checkWait(ctx, wake.Sub(now), maxWait, "gate"); err != nil {
+			return err
+		}
+		timer := time.NewTimer(wake.Sub(now))
+		defer timer.Stop()
+		fired = timer.C
 	}
-	s.mu.Lock()
-	s.inFlight += cost
-	s.mu.Unlock()
+	select {
+	case <-changed:
+	case <-fired:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// ends returns the functions that end cost units' time in flight, the
+// first of them called: spent counts them in the windows from then, back
+// not at all.
+func (s *sentWindows) ends(cost int64) (spent, back func()) {
 	var once sync.Once
-	return func() {
+	end := func(sent bool) {
 		once.Do(func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			now := time.Now()
 			s.inFlight -= cost
-			for _, w := range s.wins {
-				w.add(cost, now)
+			if sent {
+				now := time.Now()
+				for _, w := range s.wins {
+					w.add(cost, now)
+				}
 			}
 			close(s.changed)
 			s.changed = make(chan struct{})
 		})
 	}
+	return func() { end(true) }, func() { end(false) }
 }

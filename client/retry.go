@@ -51,7 +51,10 @@ type RetryPolicy struct {
 	// number of attempts is at most MaxRetries+1.
 	MaxRetries int
 	// BackoffBase and BackoffCap shape the backoff used when the server
-	// gives no wait; 0 means DefaultBackoffBase and DefaultBackoffCap.
+	// gives no wait; 0 means DefaultBackoffBase and DefaultBackoffCap. A
+	// BackoffCap set is kept, a base above it lowered to it (BackoffCap
+	// 50ms alone draws every backoff from [0, 50ms]); a default cap below
+	// the BackoffBase set is raised to it.
 	BackoffBase, BackoffCap time.Duration
 	// MaxWait is the longest the Transport waits on its own for one
 	// request: a retry that would have to wait longer is not made (the 429
@@ -90,9 +93,9 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 		p.BackoffBase = DefaultBackoffBase
 	}
 	if p.BackoffCap <= 0 {
-		p.BackoffCap = DefaultBackoffCap
+		p.BackoffCap = max(DefaultBackoffCap, p.BackoffBase)
 	}
-	p.BackoffCap = max(p.BackoffCap, p.BackoffBase)
+	p.BackoffBase = min(p.BackoffBase, p.BackoffCap)
 	if p.MaxWait == 0 {
 		p.MaxWait = DefaultMaxWait
 	}

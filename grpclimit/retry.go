@@ -30,8 +30,9 @@ import (
 // stream cannot be replayed.
 //
 // Retries follow the client.RetryPolicy it was made with: at most
-// MaxRetries of one call, none whose wait exceeds MaxWait or the call's
-// deadline (the refusal is then returned at once), and a retry budget
+// MaxRetries of one call, none whose RetryInfo delay exceeds MaxWait or
+// the call's deadline (the refusal is then returned at once; a delay
+// within them is retried, its jitter cut to end by them), and a retry budget
 // shared by every call of the Retry. The wait is RetryInfo's whole delay,
 // however long: unlike client.Transport, which asks again after an hour
 // at most, Retry never retries before the server said it may. A call whose context ends while it
@@ -77,15 +78,16 @@ func (r *Retry) UnaryInterceptor() grpc.UnaryClientInterceptor {
 			if !ok {
 				return err
 			}
-			wait := jittered(delay)
-			if !fits(ctx, wait, retries.Policy().MaxWait) {
+			maxWait := retries.Policy().MaxWait
+			if !fits(ctx, delay, maxWait) {
 				return err
 			}
 			// Next holds a server's wait to an hour at most (a probe after
 			// it); RetryInfo's delay is waited out whole, as it fits.
-			if _, werr := retries.Next(ctx, retry, wait, true); werr != nil {
+			if _, werr := retries.Next(ctx, retry, delay, true); werr != nil {
 				return err
 			}
+			wait := bounded(ctx, jittered(delay), maxWait)
 			t := time.NewTimer(wait)
 			select {
 			case <-t.C:
@@ -104,6 +106,16 @@ func fits(ctx context.Context, d, maxWait time.Duration) bool {
 		return false
 	}
 	return d <= maxWait
+}
+
+// bounded returns d, or less when it passes maxWait or ends after ctx's
+// deadline: the longest wait within both.
+func bounded(ctx context.Context, d, maxWait time.Duration) time.Duration {
+	d = min(d, maxWait)
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, time.Until(dl))
+	}
+	return max(d, 0)
 }
 
 // jittered is d plus a jitter uniform in [0, d/10], for d ≥ 0; a sum
