@@ -90,7 +90,9 @@ type Caller struct {
 }
 
 // Connections bounds each listener's connections and the time a request
-// may take. Zero values are replaced by the defaults at load.
+// may take. Zero values are replaced by the defaults at load, and by
+// server.New in a Config built in Go (WithDefaults), but for
+// StreamIdleTimeout's.
 type Connections struct {
 	// Max is the number of open connections per listener, 10,000 by
 	// default. When the limit is reached the connection idle the longest is

@@ -18,6 +18,30 @@ func defaultConnections() Connections {
 		MaxHeaderBytes: 64 << 10}
 }
 
+// WithDefaults returns c with each bound that is not positive replaced by
+// its default, as a connections section that leaves it out gets at load:
+// for a Config built in Go, whose zero Connections would open listeners of
+// no connection and time nothing out. StreamIdleTimeout is kept as it is:
+// 0 bounds no stream's silence.
+func (c Connections) WithDefaults() Connections {
+	d := defaultConnections()
+	c.Max = positiveOr(c.Max, d.Max)
+	c.ReadHeaderTimeout = positiveOr(c.ReadHeaderTimeout, d.ReadHeaderTimeout)
+	c.ReadTimeout = positiveOr(c.ReadTimeout, d.ReadTimeout)
+	c.WriteTimeout = positiveOr(c.WriteTimeout, d.WriteTimeout)
+	c.IdleTimeout = positiveOr(c.IdleTimeout, d.IdleTimeout)
+	c.MaxHeaderBytes = positiveOr(c.MaxHeaderBytes, d.MaxHeaderBytes)
+	return c
+}
+
+// positiveOr returns v if it is positive, else d.
+func positiveOr[T int | time.Duration](v, d T) T {
+	if v > 0 {
+		return v
+	}
+	return d
+}
+
 func (d *decoder) connections(n *yaml.Node, path string, c *Connections) {
 	d.Mapping(n, path, map[string]field{
 		"max":                 func(n *yaml.Node, p string) { c.Max = int(d.Int(n, p, 1, 1_000_000)) },

@@ -50,6 +50,10 @@ type caller struct {
 	crossSite bool
 }
 
+// known reports whether c is a caller, not a stranger: named by its token
+// or certificate, or granted scopes by its connection (loopback's).
+func (c caller) known() bool { return c.name != "" || c.scopes != 0 }
+
 // who names c in a log line: its name, or "loopback" for loopback's
 // scopes (the line names the peer too).
 func (c caller) who() string {
@@ -152,11 +156,15 @@ func requestToken(r *http.Request, authorizationIsClients bool) string {
 // revealed); a known caller without the scope gets 403. Every answer, h's
 // or the refusal, is Cache-Control: no-store: it is the caller's, known by
 // what a shared cache does not key by (Sluice-Token, a client certificate,
-// a loopback address).
+// a loopback address). A known caller's connection is marked a caller's
+// (markCaller), to be closed to make room only after strangers'.
 func (s *Server) guard(need config.Scopes, authorizationIsClients bool, h func(http.ResponseWriter, *http.Request, caller)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header()["Cache-Control"] = noStore
 		c := s.callerOf(r, authorizationIsClients)
+		if c.known() {
+			markCaller(r)
+		}
 		if !c.scopes.Has(need) {
 			s.refuse(w, c, need, authorizationIsClients)
 			return

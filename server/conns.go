@@ -21,12 +21,15 @@ import (
 // kernel's backlog.
 //
 // Idleness is known from an http.Server's ConnState (set it to
-// connState), and use from its requests: a connection is used once a
-// request reaches the handler (wrap it with markUsed, and set ConnContext
-// to connContext), not when the server reads a connection's first bytes —
-// HTTP/2's opening preface makes a connection active and idle again with
-// no request. A gRPC server reports no states: on a listener that tracks
-// its peers (trackPeers), each call the server admits marks its
+// connState), and use from its requests (set ConnContext to connContext):
+// a connection is used once a request reaches the handler (wrap it with
+// markUsed) or, on a listener whose callers prove who they are (the admin
+// listener), once a request proves its caller (markCaller) — a stranger's
+// answered request (/healthz, a 404) leaves its connection a stranger's,
+// first to be closed. Reading a connection's first bytes does not use
+// it: HTTP/2's opening preface makes a connection active and idle again
+// with no request. A gRPC server reports no states: on a listener that
+// tracks its peers (trackPeers), each call the server admits marks its
 // connection used (used), and a used connection counts as idle from its
 // last admitted call.
 type boundedListener struct {
@@ -191,11 +194,23 @@ func (l *boundedListener) markUsed(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if c, ok := r.Context().Value(connKey{}).(*boundedConn); ok && c.l == l {
 			l.mu.Lock()
-			c.used = true
+			c.use()
 			l.mu.Unlock()
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// markCaller marks the connection of r, a request that proved its caller,
+// used: on a listener whose handler markUsed does not wrap, only callers'
+// connections outlive strangers'. It does nothing for a request on no
+// boundedListener.
+func markCaller(r *http.Request) {
+	if c, ok := r.Context().Value(connKey{}).(*boundedConn); ok {
+		c.l.mu.Lock()
+		c.use()
+		c.l.mu.Unlock()
+	}
 }
 
 // trackPeers makes l know its connections by their RemoteAddr, for used.
@@ -209,14 +224,8 @@ func (l *boundedListener) trackPeers() {
 func (l *boundedListener) used(peer net.Addr) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := l.peers[peer]
-	switch {
-	case c == nil || c.elem == nil:
-	case c.used:
-		l.idle.MoveToBack(c.elem)
-	default:
-		c.unlink()
-		c.used, c.elem = true, l.idle.PushBack(c)
+	if c := l.peers[peer]; c != nil {
+		c.use()
 	}
 }
 
@@ -226,8 +235,22 @@ type boundedConn struct {
 	l *boundedListener
 	// Guarded by l.mu.
 	elem   *list.Element // in l.fresh until used, then in l.idle while idle
-	used   bool          // a request started, or a call was admitted, on it
+	used   bool          // marked by markUsed or markCaller, or a call was admitted on it
 	closed bool
+}
+
+// use makes c used and, if it is idle, the most recently used. c.l.mu is
+// held.
+func (c *boundedConn) use() {
+	switch {
+	case c.elem == nil:
+		c.used = true
+	case c.used:
+		c.l.idle.MoveToBack(c.elem)
+	default:
+		c.unlink()
+		c.used, c.elem = true, c.l.idle.PushBack(c)
+	}
 }
 
 // unlink takes c out of the idle or fresh connections. c.l.mu is held.

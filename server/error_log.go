@@ -1,10 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"log"
 	"log/slog"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -12,6 +12,12 @@ import (
 // logs: those of the HTTP servers' own errors, all listeners together, and
 // those of requests the upstream failed.
 const warningsPerSecond = 10
+
+// maxLoggedLine bounds, in bytes, each line of a log.Logger's that a
+// boundedWarnings logs (see logger and loggerAs): such a line may repeat
+// what a client sent (the protocols its TLS ClientHello offered), which is
+// cut as the refusal log cuts a request's path.
+const maxLoggedLine = 1024
 
 // boundedWarnings logs lines at Warn, at most perSecond a second by the
 // wall clock: lines that come of what anyone may do (open a connection,
@@ -36,10 +42,18 @@ func (b *boundedWarnings) warn(msg string, args ...any) {
 	}
 }
 
-// Write warns of p, one line of a log.Logger's (see logger).
+// Write warns of p, one line of a log.Logger's (see logger), cut to
+// maxLoggedLine bytes.
 func (b *boundedWarnings) Write(p []byte) (int, error) {
-	b.warn(strings.TrimSuffix(string(p), "\n"))
+	b.warn(logLine(p))
 	return len(p), nil
+}
+
+// logLine returns p, one line of a log.Logger's, without its newline and
+// cut to maxLoggedLine bytes.
+func logLine(p []byte) string {
+	p = bytes.TrimSuffix(p, []byte("\n"))
+	return cutText(string(p[:min(len(p), maxLoggedLine+1)]), maxLoggedLine)
 }
 
 // logger returns a log.Logger whose lines b warns of: an http.Server's
@@ -53,7 +67,8 @@ func (b *boundedWarnings) loggerAs(msg string, args ...any) *log.Logger {
 	return log.New(linesAs{b: b, msg: msg, args: args}, "", 0)
 }
 
-// linesAs warns of each line written to it as msg with args and the line.
+// linesAs warns of each line written to it as msg with args and the line,
+// cut to maxLoggedLine bytes.
 type linesAs struct {
 	b    *boundedWarnings
 	msg  string
@@ -61,7 +76,7 @@ type linesAs struct {
 }
 
 func (l linesAs) Write(p []byte) (int, error) {
-	l.b.warn(l.msg, append(slices.Clip(l.args), "err", strings.TrimSuffix(string(p), "\n"))...)
+	l.b.warn(l.msg, append(slices.Clip(l.args), "err", logLine(p))...)
 	return len(p), nil
 }
 

@@ -208,12 +208,17 @@ func (l *httpListener) serve() error {
 }
 
 // httpListener makes the server of one listener: its connections bounded
-// by the configuration's connections section, and TLS when useTLS.
+// by the configuration's connections section, and TLS when useTLS. On the
+// admin listener a connection outlives strangers' once a request on it
+// proves its caller (guard); on the others, once any request reaches h.
 func (s *Server) httpListener(name string, h http.Handler, ln net.Listener, useTLS bool, pick func(*state) *tls.Config) *httpListener {
 	c := s.Config().Connections
 	bl := newBoundedListener(ln, c.Max, s.metrics.shedConnections.WithLabelValues(name).Inc)
+	if name != "admin" {
+		h = bl.markUsed(h)
+	}
 	srv := &http.Server{
-		Handler:           bl.markUsed(h),
+		Handler:           h,
 		ConnContext:       connContext,
 		ReadHeaderTimeout: c.ReadHeaderTimeout,
 		ReadTimeout:       c.ReadTimeout,

@@ -48,9 +48,23 @@ import (
 	"github.com/sluice-dev/sluice/redis"
 )
 
+// withConnectionDefaults returns cfg, or a copy of it whose Connections
+// bounds left zero (a Config built in Go) are their defaults, as the
+// configuration file's would be; cfg itself is never modified.
+func withConnectionDefaults(cfg *config.Config) *config.Config {
+	if c := cfg.Connections; c.WithDefaults() != c {
+		copied := *cfg
+		copied.Connections = c.WithDefaults()
+		return &copied
+	}
+	return cfg
+}
+
 // Options configures a Server.
 type Options struct {
-	// Config is the configuration to start with (required).
+	// Config is the configuration to start with (required). Its
+	// Connections bounds that are zero are served as their defaults
+	// (config.Connections.WithDefaults); New does not modify it.
 	Config *config.Config
 	// Load re-reads the configuration on reload; nil disables reloading.
 	Load func() (*config.Config, error)
@@ -234,6 +248,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	opts.Config = withConnectionDefaults(opts.Config)
 	ownClock := opts.Clock != nil
 	if opts.Clock == nil {
 		opts.Clock = time.Now
@@ -381,6 +396,9 @@ func (s *Server) Reload() error {
 	s.reloads.Lock()
 	defer s.reloads.Unlock()
 	cfg, err := s.opts.Load()
+	if err == nil {
+		cfg = withConnectionDefaults(cfg)
+	}
 	if err == nil && s.opts.Leases != nil {
 		err = cfg.CountsLeasedBy(s.opts.Config.Store)
 	}
