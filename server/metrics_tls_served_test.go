@@ -83,18 +83,28 @@ func TestCertificateExpiryOfAListenerThatGainsTLSOnlyAtTheNextStart(t *testing.T
 	plans := "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
 	srv, file := loadServer(t, t.TempDir(), plans)
 	addrs := serveOn(t, srv)
+	// Serve starts its listeners in the background: a reload before it
+	// did would start the public one with TLS.
+	plainHealthz := func(when string) {
+		t.Helper()
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + addrs.public + "/healthz")
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: plain HTTP answered %s", when, resp.Status)
+		}
+	}
+	plainHealthz("before the reload")
 	if err := os.WriteFile(file, []byte("tls: {cert_file: "+ca.File("srv")+", key_file: "+ca.KeyFile("srv")+"}\n"+plans), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := srv.Reload(); err != nil {
 		t.Fatalf("reload: %v", err)
 	}
-	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + addrs.public + "/healthz")
-	if err != nil {
-		t.Fatalf("after a reload that adds tls, the public listener no longer speaks plain HTTP: %v", err)
-	}
-	resp.Body.Close()
-	resp, err = (&http.Client{Timeout: 5 * time.Second}).Get("http://" + addrs.admin + "/metrics")
+	plainHealthz("after a reload that adds tls, the public listener no longer speaks plain HTTP")
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + addrs.admin + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
