@@ -19,12 +19,13 @@ import (
 // requests). Such a pattern is fitted to the bounds rather than refused,
 // as the page has no field to make it smaller: many-keys sends from fewer
 // keys (at least fitMinKeys), then every pattern lasts fewer whole windows
-// (at least fitMinWindows), then the limit's quantity is made smaller (at
-// least fitMinQuantity, a 1, 2 or 5 times a power of ten) and the traffic,
-// whose rate and bursts are the defaults for the quantity, with it: the
-// pattern keeps its shape against the limit, over fewer requests. A
-// request that sets the keys, rate or duration itself asked for that size,
-// and is refused above a bound.
+// (at least fitMinWindows; a spike's start and length and a period the
+// request sets are shortened alike), then the limit's quantity is made
+// smaller (at least fitMinQuantity, a 1, 2 or 5 times a power of ten) and
+// the traffic, whose rate and bursts are the defaults for the quantity,
+// with it: the pattern keeps its shape against the limit, over fewer
+// requests. A request that sets the keys, rate or duration itself asked
+// for that size, and is refused above a bound.
 const (
 	fitMinKeys     = 10
 	fitMinWindows  = 2
@@ -67,6 +68,7 @@ func fitPattern(req sim.Request, tl *sim.TooLargeError) (sim.Request, bool) {
 		ratio *= float64(p.Keys) / float64(keys)
 		p.Keys = keys
 	}
+	duration := p.Duration
 	if ratio < 0.999 { // below 1 by more than the keys' rounding
 		had := float64(p.Duration.D()) / float64(w)
 		windows := math.Floor(had * ratio)
@@ -82,12 +84,37 @@ func fitPattern(req sim.Request, tl *sim.TooLargeError) (sim.Request, bool) {
 				return req, false
 			}
 		}
-		p.Duration = sim.Duration(time.Duration(windows * float64(w)))
+		duration = sim.Duration(time.Duration(windows * float64(w)))
 	}
 	fitted := *req.Pattern
-	fitted.Keys, fitted.Duration = p.Keys, p.Duration
+	fitted.Keys = p.Keys
+	shorten(&fitted, p.Duration, duration)
 	req.Pattern = &fitted
 	return req, true
+}
+
+// shorten sets p's duration to to, from from, and scales by the same ratio
+// the spike's start and length and the diurnal period that p sets itself
+// (their defaults follow the duration or the window), so that the traffic
+// keeps its shape: a spike at 8m of 10m is at 5m36s of 7m. A start stays
+// within the duration.
+func shorten(p *sim.Pattern, from, to sim.Duration) {
+	p.Duration = to
+	if from <= 0 || to == from {
+		return
+	}
+	r := float64(to) / float64(from)
+	scale := func(d sim.Duration) sim.Duration {
+		if d == 0 {
+			return 0
+		}
+		us := math.Round(float64(d) * r / float64(time.Microsecond))
+		return sim.Duration(max(time.Duration(us)*time.Microsecond, 1))
+	}
+	p.SpikeLength, p.Period = scale(p.SpikeLength), scale(p.Period)
+	if p.SpikeAt > 0 && p.SpikeAt < from {
+		p.SpikeAt = min(scale(p.SpikeAt), to-sim.Duration(time.Microsecond))
+	}
 }
 
 // scaleQuantity returns req with its reference's quantity q (its limit's
@@ -170,6 +197,7 @@ func fitNote(asked, fitted sim.Request, limits designerLimits) string {
 	}
 	if a.Duration != f.Duration {
 		what = append(what, fmt.Sprintf("over %s (not %g)", windowsText(f.Duration.D(), w), windows(a.Duration.D(), w)))
+		what = append(what, timingNote(asked.Pattern, fitted.Pattern)...)
 	}
 	if fq != q {
 		s := fmt.Sprintf("at %s (not %s)", strings.TrimSpace(fitted.Limit), strings.TrimSpace(asked.Limit))
@@ -194,14 +222,43 @@ func fitNote(asked, fitted sim.Request, limits designerLimits) string {
 	if len(what) == 0 {
 		return ""
 	}
-	whole := "sluice simulate replays it whole"
-	asked.MaxArrivals, asked.MaxWork = 0, 0
-	var tl *sim.TooLargeError
-	if errors.As(asked.Validate(), &tl) {
-		whole = fmt.Sprintf("it is above the %s requests sluice simulate replays too", thousands(sim.DefaultMaxArrivals))
-	}
 	return fmt.Sprintf("%s was replayed %s, to stay within what the designer runs at once (%s requests, %s decisions of work); %s.",
-		a.Name, strings.Join(what, ", "), thousands(int64(limits.maxArrivals)), thousands(limits.maxWork), whole)
+		a.Name, strings.Join(what, ", "), thousands(int64(limits.maxArrivals)), thousands(limits.maxWork), cliNote(asked))
+}
+
+// cliNote says whether `sluice simulate`, with its default bounds
+// (sim.DefaultMaxArrivals requests, -max-work sim.DefaultMaxWork), replays
+// asked whole, and how to run it when only the work bound refuses it.
+func cliNote(asked sim.Request) string {
+	asked.MaxArrivals, asked.MaxWork = 0, sim.DefaultMaxWork
+	var tl *sim.TooLargeError
+	if !errors.As(asked.Validate(), &tl) {
+		return "sluice simulate replays it whole"
+	}
+	if tl.Bound == "work" {
+		return fmt.Sprintf("it is above the %s decisions of work sluice simulate runs by default (use -max-work 0)", thousands(sim.DefaultMaxWork))
+	}
+	return fmt.Sprintf("it is above the %s requests sluice simulate replays too", thousands(sim.DefaultMaxArrivals))
+}
+
+// timingNote says how the spike's start and length and the diurnal period
+// that asked sets itself differ in fitted (see shorten): "with its spike at
+// 5m36s (not 8m)".
+func timingNote(asked, fitted *sim.Pattern) []string {
+	var what []string
+	differs := func(name string, a, f sim.Duration) {
+		if a != 0 && a != f {
+			what = append(what, fmt.Sprintf("with its %s %s (not %s)", name, f, a))
+		}
+	}
+	switch asked.Name {
+	case sim.PatternSpike, sim.PatternRetryStorm:
+		differs("spike at", asked.SpikeAt, fitted.SpikeAt)
+		differs("spike lasting", asked.SpikeLength, fitted.SpikeLength)
+	case sim.PatternDiurnal:
+		differs("period", asked.Period, fitted.Period)
+	}
+	return what
 }
 
 // perWindow writes a rate per second as requests per window w, to two

@@ -69,18 +69,19 @@ func (d *designer) handleImport(w http.ResponseWriter, r *http.Request) {
 		}
 		req.Format = format
 	}
-	if req.Format == migrate.FormatEnvoy {
-		// Its rules are served as they are (with shadow_mode added): a
-		// source the Envoy service would not load is the source's fault.
-		if _, err := envoy.LoadRules(req.Format+" source", []byte(req.Source)); err != nil {
-			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
-			return
-		}
-	}
 	tr, err := migrate.Import(req.Format, req.Source, req.Format+" source")
 	if err != nil {
 		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
 		return
+	}
+	if tr.EnvoyRules != "" {
+		// The source's envoyproxy/ratelimit rules are served as they are
+		// (with shadow_mode added): rules the Envoy service would not load
+		// are the source's fault.
+		if _, err := envoy.LoadRules(tr.Source, []byte(tr.EnvoyRulesText)); err != nil {
+			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
+			return
+		}
 	}
 	files, err := tr.Files(req.Enforce)
 	if err != nil {

@@ -50,9 +50,10 @@ type Pattern struct {
 	// Keys is the number of distinct keys (clients). Default 1; many-keys 1000.
 	Keys int `json:"keys,omitempty"`
 	// Rate is the mean requests per second per key: all keys together send
-	// Rate × Keys per second (their shares follow Skew). Default 1.2·Q/W,
-	// 20% more than the limit admits; many-keys 0.5·Q/W (most keys under the
-	// limit, the hottest far over it); boundary-burst: no background traffic.
+	// Rate × Keys per second (their shares follow Skew). Default
+	// 1.2·Q/(W·Cost), requests spending 20% more units than the limit
+	// admits; many-keys 0.5·Q/(W·Cost) (most keys under the limit, the
+	// hottest far over it); boundary-burst: no background traffic.
 	Rate float64 `json:"rate,omitempty"`
 	// Duration is how long the traffic lasts. Default 10 windows, at most
 	// 10 years.
@@ -112,6 +113,9 @@ func (p Pattern) WithDefaults(quantity int64, window time.Duration) Pattern {
 		p.Rate = 1.2 * float64(quantity) / w.Seconds()
 		if p.Name == PatternManyKeys { // most keys under the limit, the hot few over
 			p.Rate = 0.5 * float64(quantity) / w.Seconds()
+		}
+		if p.Cost > 1 { // in units, as the limit counts them
+			p.Rate /= float64(p.Cost)
 		}
 	}
 	if p.Duration == 0 {

@@ -15,6 +15,12 @@ import (
 // stays an upper bound.
 const logEntriesPerDecision = 64
 
+// DefaultMaxWork is the bound of work `sluice simulate` applies unless told
+// otherwise (its -max-work), in decisions (Request.MaxWork): a few minutes
+// of one core. Simulate itself applies no default: a Request.MaxWork ≤ 0
+// bounds nothing.
+const DefaultMaxWork = 1_000_000_000
+
 // A TooLargeError is a simulation refused before any of it ran because it
 // is above one of its bounds: Request.MaxArrivals ("requests") or
 // Request.MaxWork ("work").

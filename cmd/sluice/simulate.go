@@ -58,10 +58,10 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		format   = fs.String("format", "table", "output: table or json")
 		chart    = fs.String("chart", "", "write a chart to this `file` (.png or .svg)")
 		maxWaitS = fs.String("max-wait", "", "leaky-bucket queue's longest delay, a `duration` (default a tenth of the window; 0 makes it a meter)")
-		maxWork  = fs.Int64("max-work", defaultMaxWork, "refuse a simulation estimated above this many `decisions` of work before running it (a sliding window log's decision counts 1 more per 64 entries it sums); 0 bounds nothing")
+		maxWork  = fs.Int64("max-work", sim.DefaultMaxWork, "refuse a simulation estimated above this many `decisions` of work before running it (a sliding window log's decision counts 1 more per 64 entries it sums); 0 bounds nothing")
 	)
 	fs.IntVar(&p.Keys, "keys", 0, "number of keys (default 1; many-keys 1000)")
-	fs.Float64Var(&p.Rate, "rate", 0, "mean requests per second per key (default 1.2 × the limit's rate; many-keys 0.5 ×)")
+	fs.Float64Var(&p.Rate, "rate", 0, "mean requests per second per key (default 1.2 × the limit's rate ÷ -cost; many-keys 0.5 ×)")
 	fs.Var(&p.Duration, "duration", "how long the traffic lasts, a `duration` (default 10 windows)")
 	fs.Int64Var(&p.Cost, "cost", 0, "units per request, ≥ 1 (default 1)")
 	fs.Int64Var(&p.BurstSize, "burst-size", 0, "boundary-burst: requests per key on each side of a boundary (default a window's quantity)")
@@ -208,10 +208,6 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // trace as well (the retries' randomness, refused clients retrying).
 var patternFlags = []string{"keys", "rate", "duration", "cost", "burst-size", "spread",
 	"spike-at", "spike-length", "spike-factor", "period", "amplitude", "skew"}
-
-// defaultMaxWork is -max-work's default, in decisions of work
-// (sim.Request.MaxWork): a few minutes of one core.
-const defaultMaxWork = 1_000_000_000
 
 // withMaxWorkHint adds to a simulation refused for its work how to allow
 // it anyway.
