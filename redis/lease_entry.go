@@ -334,7 +334,11 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 	if admitted || final {
 		return false, nil
 	}
-	if err != nil && ctx.Err() == nil { // a caller that gave up says nothing of Redis
+	// A caller that gave up (cancelled) says nothing of Redis; a deadline
+	// that passed does, whoever set it: the failover bounds a call by the
+	// store's Timeout, as a take's round trip is, and which of the two
+	// ends first is chance.
+	if err != nil && !errors.Is(ctx.Err(), context.Canceled) {
 		l.stats.failures.Add(1)
 		l.down.Store(after + l.after)
 	}

@@ -24,8 +24,8 @@ type LeaseStats struct {
 	// window may have ended or a bucket refilled them).
 	Spent, Returned, Expired int64
 	// Failures is the number of takes and give-back runs Redis failed (an
-	// error or no answer within the store's timeout; not those whose
-	// caller gave up). They reach Redis around the failover, whose counts
+	// error or no answer within the store's timeout, or a take's deadline
+	// passed; not those whose caller cancelled them). They reach Redis around the failover, whose counts
 	// do not include them; the checks of a failed take are then decided by
 	// the failover, as without leases.
 	Failures int64

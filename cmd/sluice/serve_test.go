@@ -210,15 +210,16 @@ func TestSIGHUPWhileStartingIsAReload(t *testing.T) {
 	os.WriteFile(file, []byte(fmt.Sprintf("listen: %q\nadmin: {listen: %q, loopback_scopes: [read]}\nkeys_file: keys.yaml\n"+
 		"plans:\n  free:\n    limits: [{name: per-minute, algorithm: fixed-window, quantity: 100, window: 1m}]\n", public, admin)), 0o644)
 	cmd, out, exited := launchServe(t, bin, file)
-	// The SIGHUP goes once the process has spent 50 ms of CPU, which only
-	// reading the keys takes (the runtime's start and the flags take a few):
-	// a wall-clock wait was too short on a loaded machine, where the signal
-	// then came before serve had started and ended the process as
-	// SIGHUP's default action does.
-	waitCPU(t, cmd.Process.Pid, 50*time.Millisecond)
+	// The SIGHUP goes once the process has spent 250 ms of CPU: its start
+	// takes about 40 ms (the runtime, every package's init, the flags),
+	// reading the 30,000 keys about 750 ms more. A wall-clock wait (150 ms)
+	// was too short on a loaded machine, and 50 ms of CPU too close to the
+	// start: the signal then came before serve had started and ended the
+	// process as SIGHUP's default action does.
+	waitCPU(t, cmd.Process.Pid, 250*time.Millisecond)
 	if resp, err := http.Get("http://" + admin + "/healthz"); err == nil {
 		resp.Body.Close()
-		t.Fatalf("serve was listening once it had spent 50 ms of CPU: the test sends its SIGHUP too late to mean anything")
+		t.Fatalf("serve was listening once it had spent 250 ms of CPU: the test sends its SIGHUP too late to mean anything")
 	}
 	cmd.Process.Signal(syscall.SIGHUP)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
