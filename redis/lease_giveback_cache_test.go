@@ -2,32 +2,22 @@ package redis_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/internal/storetest"
 	"github.com/sluice-dev/sluice/overlimit"
 	"github.com/sluice-dev/sluice/redis"
 )
 
-// stepClock is a test clock that moves only when told.
-type stepClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *stepClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
+// nowClock is a test clock that moves only when told, at the wall clock's
+// time now (the scripts decide at Redis's).
+func nowClock() *storetest.Clock {
+	c := storetest.NewClock()
+	c.Advance(time.Since(c.Now()))
+	return c
 }
 
 // applyOne applies c to s and returns its status.
@@ -53,7 +43,7 @@ func applyOne(t *testing.T, s sluice.Store, c sluice.Check) sluice.Status {
 // hour).
 func TestALeaseGivenBackEndsTheCachesRefusalsOfItsKey(t *testing.T) {
 	srv := redistest.Standalone(t)
-	clock := &stepClock{now: time.Now()}
+	clock := nowClock()
 	g, err := redis.Open(context.Background(), redis.Options{
 		Addrs: []string{srv.Addr}, Timeout: testTimeout, Instances: 1,
 		Lease:     redis.LeaseOptions{Mode: redis.LeaseAuto, Idle: 10 * time.Millisecond},
@@ -89,7 +79,7 @@ func TestALeaseGivenBackEndsTheCachesRefusalsOfItsKey(t *testing.T) {
 		t.Fatalf("a call of %d admitted with 1 left in Redis: %+v", big.Cost, st)
 	}
 
-	clock.Add(50 * time.Millisecond) // the lease goes idle: its units go back
+	clock.Advance(50 * time.Millisecond) // the lease goes idle: its units go back
 	deadline := time.Now().Add(10 * time.Second)
 	for g.Leases().Stats().Returned < held {
 		if time.Now().After(deadline) {

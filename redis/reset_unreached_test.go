@@ -42,7 +42,7 @@ func TestAResetRedisDidNotTakeLeavesTheFallbackAsItWas(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer proxy.Close()
-	clock := &stepClock{now: time.Now()}
+	clock := nowClock()
 	g, err := redis.Open(context.Background(), redis.Options{
 		Addrs: []string{proxy.Addr()}, Timeout: testTimeout, Instances: 1,
 		Breaker: failover.BreakerOptions{Clock: clock.Now},
@@ -70,7 +70,7 @@ func TestAResetRedisDidNotTakeLeavesTheFallbackAsItWas(t *testing.T) {
 	}
 
 	proxy.RefuseNew(false)
-	clock.Add(2 * time.Second) // past the breaker's open period
+	clock.Advance(2 * time.Second) // past the breaker's open period
 	applyOne(t, g, c)
 	p := c
 	p.Cost = 0
