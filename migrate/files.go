@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sluice-dev/sluice"
+	"go.yaml.in/yaml/v3"
 )
 
 // ConfigFile is the name Files gives the sluice configuration.
@@ -60,6 +61,17 @@ func comment(s string) string {
 func quote(s string) string {
 	q, _ := json.Marshal(s)
 	return string(q)
+}
+
+// yamlName is the name s as a YAML value: plain where YAML reads it back as
+// that string, else quoted ("-" alone is a sequence's entry, "true" a
+// boolean, "1" a number).
+func yamlName(s string) string {
+	var v any
+	if err := yaml.Unmarshal([]byte(s), &v); err == nil && v == s {
+		return s
+	}
+	return quote(s)
 }
 
 func quoteAll(ss []string) string {
@@ -250,7 +262,7 @@ func rulesYAML(b *strings.Builder, rules []Rule, shadow bool) {
 	}
 	b.WriteString("rules:\n")
 	for _, r := range rules {
-		fmt.Fprintf(b, "  - name: %s\n", r.Name)
+		fmt.Fprintf(b, "  - name: %s\n", yamlName(r.Name))
 		switch {
 		case len(r.Any) > 0:
 			b.WriteString("    match:   # any of these, one count across them, as in the source\n")
@@ -327,7 +339,7 @@ func matchYAML(b *strings.Builder, first, indent string, m RuleMatch) {
 }
 
 func limitYAML(b *strings.Builder, indent string, l Limit, shadow bool) {
-	fmt.Fprintf(b, "%s- name: %s   # %s\n", indent, l.Name, comment(l.Source))
+	fmt.Fprintf(b, "%s- name: %s   # %s\n", indent, yamlName(l.Name), comment(l.Source))
 	in := indent + "  "
 	fmt.Fprintf(b, "%salgorithm: %s\n%squantity: %d\n%swindow: %s\n", in, l.Algorithm, in, l.Quantity, in, l.window())
 	if l.Period != "" && l.Starts != "" {
