@@ -118,7 +118,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		srv.Close()
 		return fmt.Errorf("admin listen: %w", err)
 	}
-	printNewcomer(stdout, cfg.Listen, cfg.Admin.Listen, cfg.Admin.LoopbackScopes.String(), cfg.Response.StatusPath)
+	printNewcomer(stdout, boundAddr(cfg.Listen, pub), boundAddr(cfg.Admin.Listen, adm), cfg.Admin.LoopbackScopes.String(), cfg.Response.StatusPath)
 	return srv.Serve(ctx, server.Listeners{Public: pub, Admin: adm})
 }
 
@@ -162,6 +162,21 @@ func relaySIGHUP(reloads chan<- struct{}) (stop func()) {
 		signal.Stop(hup)
 		close(done)
 	}
+}
+
+// boundAddr is the address configured as addr with the port l was given:
+// the configured host as written (":8080" stays without one), the port
+// the system chose where addr asked for port 0.
+func boundAddr(addr string, l net.Listener) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return l.Addr().String()
+	}
+	_, port, err := net.SplitHostPort(l.Addr().String())
+	if err != nil {
+		return l.Addr().String()
+	}
+	return net.JoinHostPort(host, port)
 }
 
 func printNewcomer(w io.Writer, listen, admin, loopback, status string) {
