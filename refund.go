@@ -27,10 +27,17 @@ type Refunder interface {
 	// refunded at most once, with the Check (key, limit) that was charged
 	// and a Cost of at most the one charged: less gives back part of the
 	// charge (a reservation settled to what was used). charged has
-	// len(checks). A receipt outlives its state: if the key's state was
-	// reset or evicted and counted afresh since, in the window
-	// that counted the charge, the refund comes out of the new count
-	// (never below zero), in both stores of this module.
+	// len(checks). A refund never reaches a state that a Reset of its key
+	// made since the receipt: in both stores of this module, a receipt
+	// given at or before the reset refunds nothing, and the state the key
+	// counts afresh since keeps its count (each store remembers a reset
+	// for a bounded time: see its Reset). A state evicted since the
+	// receipt (the memory store's, to make room; Redis's, by its
+	// maxmemory-policy) and counted afresh in the window that counted the
+	// charge: the Redis store leaves the new state alone, as it was
+	// created after the receipt; the memory store takes the refund out of
+	// the new count (never below zero), on top of the count the eviction
+	// gave back.
 	Refund(ctx context.Context, checks []Check, charged []int64) error
 }
 

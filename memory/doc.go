@@ -43,9 +43,22 @@
 // full shard, or a log growing past its room there, takes the place of a
 // state back at full quota if there is one; otherwise one state is
 // evicted, and its key starts afresh the next time it comes. Evicting a
-// state never admits more for its key than its limit would have: new keys
-// are what an attacker has in unlimited supply, and a flood of them must
-// not free a client its limit refuses.
+// state never frees a client its limit refuses, nor a request in flight:
+// new keys are what an attacker has in unlimited supply, and a flood of
+// them must not free a client its limit refuses, nor let a key hold more
+// leases than its limit at once. A key its limit does not refuse may be
+// admitted more than the limit allows: its evicted state gives it back
+// what it had used, and once it has spent that again its new state may be
+// evicted again, by the next new state. What bounds it: each eviction is
+// paid for by one new state (or one log's growth) at a shard none of whose
+// states it looks at is back at full quota, and takes the least used of
+// them; each eviction of a key's state admits it at most what it had used
+// beyond its limit, less than the limit's burst (at most the burst for a
+// leaky bucket whose queue admits with a delay), and the refunds of
+// receipts from before the eviction at most as much again (see
+// Store.Refund). Stats.Evictions counts them; a store with room for the
+// states of every key active within the longest window evicts none.
+//
 // The rule, among the states the store looks at (never those the call
 // being decided checks; its keys' other states count as any other):
 //
@@ -53,10 +66,12 @@
 //  2. Then the state with the least share of its capacity used (ties: the
 //     one that expires soonest): its key gets back at most what it used.
 //  3. A state that refuses a check of cost 1 now never goes while another
-//     may. The store looks at the states of 8 keys from a random place;
-//     while all it found refuse, it looks at every key of a shard of at
-//     most 64, else at 8 more keys from another random place, up to 64 in
-//     all. A key's other states stay; a key left with none goes. If every one
+//     may, nor a lease book holding a lease that has not expired (its
+//     leases are requests in flight; it counts as refusing until the last
+//     of them expires). The store looks at the states of 8 keys from a
+//     random place; while all it found refuse, it looks at every key of a
+//     shard of at most 64, else at 8 more keys from another random place,
+//     up to 64 in all. A key's other states stay; a key left with none goes. If every one
 //     refuses, the new key is not taken: its check is refused (counted in
 //     Stats.NoRoom) with a RetryAfter until the first of them stops
 //     refusing, and a call of several checks changes nothing. So is a log

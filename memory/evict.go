@@ -142,6 +142,11 @@ func (sh *shard) evict(s *Store, now int64, protect guard) (room, int64) {
 	}
 	h := a.keyAt(v.base)
 	if v.side >= 0 {
+		if v.r.class != classFull {
+			ss := &sh.side[h][v.side]
+			book := ss.state()
+			sh.noteEvicted(h, s.limits.of(ss.ref), &book, now)
+		}
 		sh.dropSide(h, v.side)
 	} else {
 		a.clear(s.limits.of(uint32(a.w[v.slot]>>metaRefPos)).kind, v.slot)

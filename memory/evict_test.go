@@ -21,6 +21,22 @@ func admitsOne(l sluice.Limit, st sluice.State, now int64) bool {
 	return s.Allowed
 }
 
+// unevictable reports whether a full store keeps st of l rather than
+// evict it at now: st refuses a check of cost 1, or holds a lease that has
+// not expired (evicting the book would let its key hold more than Quantity
+// leases at once).
+func unevictable(l sluice.Limit, st sluice.State, now int64) bool {
+	if !admitsOne(l, st, now) {
+		return true
+	}
+	if l.Algorithm() != sluice.AlgorithmConcurrency {
+		return false
+	}
+	st.Log = slices.Clip(st.Log)
+	_, s := storetest.Decided(l.Decide(st, now, 0))
+	return s.ResetAfter > 0
+}
+
 // TestPropertyEvictionNeverFreesARefusingState states the eviction rule
 // against a model: an unbounded store (sluice.DecideBatch over a map of
 // states) that forgets a state only where the bounded store may have. The
@@ -31,7 +47,8 @@ func admitsOne(l sluice.Limit, st sluice.State, now int64) bool {
 // and a state left alone admits more as time passes, never less). Or it
 // may refuse a call for want of room: then at least as many states as the
 // store holds, less those of the call's keys, refuse a check of cost 1
-// under a limit of their name, counted in units of the bound (a sliding
+// under a limit of their name or are lease books holding a lease that has
+// not expired, counted in units of the bound (a sliding
 // log's and a lease book's count two). Limits of one name and algorithm with
 // different parameters share their states, as the plans of a policy and
 // its degradation levels do.
@@ -144,7 +161,7 @@ func TestPropertyEvictionNeverFreesARefusingState(t *testing.T) {
 						if kept[id] {
 							own += units(id)
 						}
-					case slices.ContainsFunc(variants[id%len(variants)], func(l sluice.Limit) bool { return !admitsOne(l, st, now) }):
+					case slices.ContainsFunc(variants[id%len(variants)], func(l sluice.Limit) bool { return unevictable(l, st, now) }):
 						refusing += units(id)
 					}
 				}

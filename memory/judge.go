@@ -44,8 +44,9 @@ const (
 	classFull rankClass = iota
 	// classUsed: some capacity used, and a check of cost 1 fits now.
 	classUsed
-	// classRefusing: a check of cost 1 is refused now, or the state was
-	// written under parameters the store does not know (it may refuse).
+	// classRefusing: a check of cost 1 is refused now, a lease book holds
+	// a lease that has not expired, or the state was written under
+	// parameters the store does not know (it may refuse).
 	classRefusing
 )
 
@@ -381,6 +382,12 @@ func judge(c *sluice.Check, st *sluice.State, now int64, secs uint64) (rank, boo
 	}
 	if expSecs(expiry(now, peek)) != secs {
 		return rank{}, false
+	}
+	if l.Algorithm() == sluice.AlgorithmConcurrency {
+		// Leases in flight, however many are free: evicting the book would
+		// let its key hold them and Quantity more at once. It may go once
+		// the last of them expires.
+		return rank{class: classRefusing, v: expiry(now, peek)}, true
 	}
 	if peek.Remaining > 0 {
 		b := l.Burst()

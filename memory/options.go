@@ -86,9 +86,10 @@ func WithClockResolution(d time.Duration) Option {
 // When a new key arrives at a full store, or a log must grow past its
 // room, an expired state (one back at full quota for a second or more:
 // expiry is kept in whole seconds) is reclaimed or, failing that, a state
-// is evicted by the rule of the package doc: never one that refuses while
-// another may go, never one the call checks, and when every state the
-// store looks at refuses, the check is refused (Stats.Evictions and
+// is evicted by the rule of the package doc: never one that refuses (nor
+// a lease book holding a lease in flight) while another may go, never one
+// the call checks, and when every state the store looks at refuses, the
+// check is refused (Stats.Evictions and
 // Stats.NoRoom count them) and its call changes nothing. n < 1 means 1.
 // The bound is kept per shard: n divided by the shard count, rounded down
 // (with fewer shards when that would be below 16), so the store holds at

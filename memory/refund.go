@@ -14,9 +14,10 @@ import (
 // it takes the check's Cost back out of the key's state while the window
 // that counted it still counts it. A key the store no longer holds (swept
 // or evicted) has nothing to give back; one evicted and counted afresh in
-// the same window has its new count reduced, as the Redis store's is, but
-// one Reset is not: a receipt given at or before the reset is not
-// refunded (see Reset). ctx is not consulted (see Store). It
+// the same window has its new count reduced (never below zero), unlike the
+// Redis store's, which leaves a state created after the receipt alone; one
+// Reset is not: a receipt given at or before the reset is not refunded
+// (see Reset). ctx is not consulted (see Store). It
 // fails when charged is not as long as checks, and when a check to refund
 // has a limit that cannot be decided (Limit.Err), with an error wrapping
 // sluice.ErrInvalidCheck, and then refunds nothing.

@@ -76,6 +76,29 @@ func (sh *shard) noteReset(h hash, lr *limitRef, l *sluice.Limit, now int64) {
 	sh.resets[resetID{h, lr.ref}] = resetRecord{at: at, until: at + life}
 }
 
+// noteEvicted remembers, as Reset does (see noteReset), that h's lease
+// book of lr, book, was evicted at now holding a lease that may still be
+// given back: from then on a lease stamped at or before its newest one
+// frees nothing, so that it never frees a lease of the book its key builds
+// since that carries the same stamp (see seedLeases). The rule evicts a
+// book only once it is back at full quota (see judge), with every lease
+// expired: the leases taken since are stamped after them, and that
+// eviction needs no note. The caller holds sh.mu.
+func (sh *shard) noteEvicted(h hash, lr *limitRef, book *sluice.State, now int64) {
+	n := len(book.Log)
+	if lr == nil || lr.key.alg != sluice.AlgorithmConcurrency || n == 0 {
+		return
+	}
+	ls := lr.list()
+	longest := &ls[0].Limit // the longest lease TTL: the note outlives every lease
+	for j := range ls {
+		if ls[j].Limit.Window() > longest.Window() {
+			longest = &ls[j].Limit
+		}
+	}
+	sh.noteReset(h, lr, longest, max(now, book.Log[n-1].At))
+}
+
 // resetAt returns when h's state of lr was last reset, if the shard still
 // remembers it at now, else 0; the caller holds sh.mu.
 func (sh *shard) resetAt(h hash, lr *limitRef, now int64) int64 {

@@ -26,8 +26,9 @@ import (
 // sluice.ErrStoreUnavailable, and its other methods do nothing.
 //
 // The store holds a bounded number of states (WithMaxKeys). To make room
-// it evicts only keys whose loss admits them nothing their limits would
-// not have, and refuses a new key rather than free a client its limit
+// it evicts the least used state, which gives its key back what it had
+// used, never one that refuses nor a lease book holding a lease in
+// flight, and refuses a new key rather than free a client its limit
 // refuses (see the package doc).
 //
 // The store never waits on I/O: a decision takes well under a microsecond,
@@ -76,16 +77,17 @@ type Stats struct {
 	MaxUnits int
 	// Evictions counts states dropped, with some of their capacity used, to
 	// make room for new keys: each one hands its key back what it had used
-	// (never a state that was refusing: see Store). A state is evicted
-	// alone: its key's other states stay, and a key left with none goes.
+	// (never a state that was refusing, nor a lease book holding a lease
+	// that had not expired: see Store). A state is evicted alone: its
+	// key's other states stay, and a key left with none goes.
 	Evictions int64
 	// Expirations counts states forgotten because they had returned to full
 	// quota (by the sweep, or reclaimed by a full shard).
 	Expirations int64
 	// NoRoom counts checks of new states refused because their shard was
-	// full of keys that refuse, none of which may be evicted (see Store),
-	// shadow checks among them: those report the refusal, keep no state,
-	// and refuse no call.
+	// full of keys that refuse (or hold leases in flight), none of which
+	// may be evicted (see Store), shadow checks among them: those report
+	// the refusal, keep no state, and refuse no call.
 	NoRoom int64
 	// Limits is the number of distinct limits, by ID and algorithm, the
 	// store knows: at most what WithMaxLimits allows, never fewer than
