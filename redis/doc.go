@@ -233,14 +233,19 @@
 //     (INFO replication, every node at once; a node that does not answer
 //     within the larger of 100 ms and the store's timeout is read again at
 //     the next round). A master that takes over without everything its
-//     predecessor acknowledged — a replica promoted while the old master
-//     still accepted writes (a graceful Sentinel failover), or before it
-//     received them (a crash) — is counted in Guarded.Losses and logged at
-//     error level, and so is a master back at its address without its data.
-//     So are the keys a master evicts to make room (INFO stats
-//     evicted_keys): an evicted state gives its client a fresh quota, and
-//     a master with a maxmemory and a maxmemory-policy other than
-//     noeviction is warned about when first seen.
+//     predecessor acknowledged up to the store's last read of it — a
+//     replica promoted while the old master still accepted writes (a
+//     graceful Sentinel failover), or before it received them (a crash) —
+//     is counted in Guarded.Losses and logged at error level, and so is a
+//     master back at its address without its data. The store learns an
+//     offset only by reading it: what the old master acknowledged after
+//     its last read (the last 100 ms before a crash, more if its last reads
+//     went unanswered) is compared with nothing, and a crash that loses
+//     only those writes is neither counted nor logged (the bound below).
+//     The keys a master evicts to make room (INFO stats evicted_keys) are
+//     counted and logged too: an evicted state gives its client a fresh
+//     quota, and a master with a maxmemory and a maxmemory-policy other
+//     than noeviction is warned about when first seen.
 //     With Options.Replicas (WithReplicas), every script run waits for its
 //     replicas (WAIT) and a write none of them holds is an error, decided
 //     by OnStoreError and charged later, never a decision a failover can
@@ -279,24 +284,38 @@
 //     fault that errs on the side of refusing. (A charge, which carries an
 //     id, is taken once.)
 //   - A Sentinel or Cluster failover that loses acknowledged writes (above)
-//     admits their units again; without Replicas, the bound is what was
-//     admitted between the last write the new master holds and the switch,
-//     and the loss is logged.
+//     admits their units again; without Replicas, the bound is what the old
+//     master counted (admitted, or leased) between the last write the new
+//     master holds and the switch. The loss is counted and logged, and the
+//     leases end, when the store had read the old master past that write;
+//     a crash that loses only what the old master acknowledged after the
+//     store's last read of it (its last 100 ms, usually) goes unseen: not
+//     counted, not logged, the leases taken in that span spent or given
+//     back as usual — within the same bound (5 units admitted unreplicated
+//     before a crash, a limit of 10: 15 admitted in the window).
+//     Options.Replicas (WithReplicas, standalone and Sentinel) closes the
+//     gap: a write no replica holds is an error, never a decision.
 //   - A master back at its address without its data (restarted without
-//     persistence, or from a snapshot older than its last writes) has
-//     forgotten all it counted: in the window in which it comes back, the
-//     fleet admits again what it had counted in that window, on top of the
-//     bounds above — up to Q more than the promise (a bucket: B); what the
-//     fallback admitted during the outage is charged to it as after any
-//     outage. The loss is logged and counted (Losses.EmptyRestarts);
-//     Replicas does not prevent it. A restart that kept the data is
-//     counted too when Redis gives the master a new replication ID (a
-//     restart from its AOF, or from an RDB file written while it had no
-//     replica): the replication history, all the store reads, cannot tell
-//     it from a loss, and errs on counting one — the leases end, unspent,
-//     and receipts from before it are not refunded — never on hiding one. Two instances, 60 of a limit of 100
-//     counted when Redis was killed and restarted empty within the window:
-//     160 admitted in it.
+//     persistence) has forgotten all it counted: in the window in which it
+//     comes back, the fleet admits again what it had counted in that
+//     window, on top of the bounds above — up to Q more than the promise (a
+//     bucket: B); what the fallback admitted during the outage is charged
+//     to it as after any outage. The loss is logged and counted
+//     (Losses.EmptyRestarts); Replicas does not prevent it. A restart that
+//     kept the data is counted too when Redis gives the master a new
+//     replication ID (a restart from its AOF, or from an RDB file written
+//     while it had no replica): the replication history, all the store
+//     reads, cannot tell it from a loss, and errs on counting one — the
+//     leases end, unspent, and receipts from before it are not refunded —
+//     never on hiding one. Two instances, 60 of a limit of 100 counted when
+//     Redis was killed and restarted empty within the window: 160 admitted
+//     in it. A master restarted from an RDB snapshot written while it had a
+//     replica continues the history the snapshot carries, from the
+//     snapshot's offset: it has forgotten the writes after the snapshot,
+//     and is counted and logged as a failover that lost them
+//     (Losses.LostWrites, LostBytes: how far past the snapshot the store
+//     had read the master), with a failover's bound and its blind span —
+//     a snapshot holding all the store read of it is counted as nothing.
 //
 // RELIABILITY.md records what was measured per mode and fault: the worst
 // second with two instances at four times their share, by kind of failure.

@@ -180,8 +180,9 @@ type leaseBackend interface {
 // replaced, and on Return and Close — except when the shared limit was, as
 // last heard, full again by then, when giving them back would change
 // nothing there. When Open's store sees that Redis lost what it counted (a
-// master back without its data, writes lost in a failover: Losses), every
-// lease held ends at once, neither spent nor given back (LeaseStats.Lost).
+// master back without its data, writes lost in a failover, as far as the
+// watch sees them: Losses), every lease held ends at once, neither spent
+// nor given back (LeaseStats.Lost).
 //
 // A Leased is safe for concurrent use by any number of goroutines. The zero
 // Leased has no store behind it: its Apply returns an error wrapping

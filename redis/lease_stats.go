@@ -32,7 +32,8 @@ type LeaseStats struct {
 	// Lost is the units of leases that were neither spent nor given
 	// back because the shared state that counted them was lost: a master
 	// back without its data, or one that took over without its
-	// predecessor's last writes (see Losses), a Reset of the key since
+	// predecessor's last writes (as far as the store saw them: see
+	// Losses), a Reset of the key since
 	// their take (see Store.Reset), or a state Redis evicted (or that was
 	// deleted) since their take.
 	Lost int64

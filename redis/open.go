@@ -31,7 +31,8 @@ const reconnectEvery = 250 * time.Millisecond
 // Once connected, it reads its deployment every 100 ms: the masters of a
 // Cluster's slots, so that the failover keeps a circuit breaker per master
 // (Store.Node), and every master's replication history, so that writes a
-// failover lost are counted (Losses) and logged. What its local fallback
+// failover lost are counted (Losses) and logged, as far as it had read the
+// old master (see Losses.LostWrites). What its local fallback
 // admits is charged to Redis before Redis decides those keys again
 // under an id, once (Store.ChargeOnce); package documentation, Failover,
 // has the bounds.

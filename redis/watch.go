@@ -25,9 +25,14 @@ const watchEvery = 100 * time.Millisecond
 type Losses struct {
 	// LostWrites counts masters that took over without everything their
 	// predecessor had acknowledged: a replica promoted (Sentinel or Cluster
-	// failover) whose copy of its master's history ends before the last
-	// offset the store saw that master at. The decisions of those writes
-	// are gone: the new master admits them again.
+	// failover), or a master restarted from an RDB snapshot that carries
+	// its replication history, whose copy of that history ends before the
+	// last offset the store saw the old master at. The decisions of those
+	// writes are gone: the new master admits them again. Writes the old
+	// master acknowledged after the store's last read of it (within
+	// watchEvery of a crash, longer if its last reads went unanswered) are
+	// compared with nothing: a loss of those alone is not counted (see
+	// the package documentation, Failover).
 	LostWrites int64
 	// LostBytes sums how far, in bytes of the replication stream, the lost
 	// histories ran past what the new masters hold: a lower bound, since
@@ -38,8 +43,9 @@ type Losses struct {
 	// (no persistence) or resynchronised from scratch — and restarted with
 	// their data too, when Redis gave them a new replication ID, as it does
 	// to a master restarted from its AOF, or from an RDB file written while
-	// it had no replica. The history cannot tell those from a loss: it
-	// errs on counting one (see the package documentation, Failover).
+	// it had no replica (one written with a replica carries the history:
+	// see LostWrites). The history cannot tell those from a loss: it errs
+	// on counting one (see the package documentation, Failover).
 	EmptyRestarts int64
 	// Evicted counts the keys the masters evicted to make room since the
 	// store first saw them (INFO stats evicted_keys, read every
@@ -89,7 +95,9 @@ type history struct {
 // observe records that the master at addr reports r and returns the bytes
 // of acknowledged history lost (> 0) when r is a new master that continued
 // a known one from an earlier point than was seen, and restarted = true
-// when addr comes back with a history unrelated to its own.
+// when addr comes back with a history unrelated to its own. What the old
+// master wrote after the last offset observed of it is unknown here: a new
+// master that continues it from that offset or later loses nothing seen.
 func (h *history) observe(addr string, r replication) (lost int64, restarted bool) {
 	if r.role != "master" || r.replid == "" {
 		return 0, false

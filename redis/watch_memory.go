@@ -31,10 +31,11 @@ type memoryWatch struct {
 
 // observeMemory reads a master's INFO stats and memory fields: it counts
 // the keys the master evicted since it last reported (a count that went
-// down, a restarted master's, starts afresh) and logs them, at most once
-// every evictionLogEvery; on first sight of the master it warns when the
-// master may evict at all: a maxmemory set with a maxmemory-policy other
-// than noeviction.
+// down — a restarted master's, or one CONFIG RESETSTAT cleared — holds
+// only the evictions since it restarted, and counts them all) and logs
+// them, at most once every evictionLogEvery; on first sight of the master
+// it warns when the master may evict at all: a maxmemory set with a
+// maxmemory-policy other than noeviction.
 func (w *watcher) observeMemory(addr string, f map[string]string) {
 	if f["role"] != "master" {
 		return
@@ -71,6 +72,11 @@ func (w *watcher) observeMemory(addr string, f map[string]string) {
 	case n > prev:
 		w.evicted.Add(n - prev)
 		m.unlogged += n - prev
+	case n < prev:
+		// The count restarted (a restarted master, CONFIG RESETSTAT): it
+		// holds only evictions since then.
+		w.evicted.Add(n)
+		m.unlogged += n
 	}
 	if m.unlogged > 0 && w.log != nil && time.Since(m.logged) >= evictionLogEvery {
 		w.log.Error("redis evicted keys to make room: the limits' states among them are gone, and their clients get fresh quotas",

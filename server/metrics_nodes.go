@@ -27,7 +27,7 @@ func registerNodeMetrics(reg prometheus.Registerer, f *failover.Store, losses fu
 	reg.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "sluice_redis_lost_writes_total",
-			Help: "Masters that took over without everything their predecessor had acknowledged (each one's decisions since are admitted again).",
+			Help: "Masters that took over without everything their predecessor had acknowledged, as far as sluice had read the predecessor's replication offset (every 100 ms); each one's decisions since are admitted again.",
 		}, func() float64 { return float64(losses().LostWrites) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "sluice_redis_empty_restarts_total",
