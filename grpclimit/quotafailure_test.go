@@ -105,7 +105,7 @@ func TestQuotaFailureOfThePenaltyBoxStatesNoCost(t *testing.T) {
 	if qf == nil || len(qf.Violations) != 1 || qf.Violations[0].QuotaId != "penalty" {
 		t.Fatalf("QuotaFailure %v, want the penalty box's one violation", qf)
 	}
-	if d, want := qf.Violations[0].Description, "penalty: 1 per 1h on the free plan"; d != want {
+	if d, want := qf.Violations[0].Description, "In the penalty box: every request is refused for 1h."; d != want {
 		t.Errorf("description %q, want %q", d, want)
 	}
 }

@@ -62,9 +62,15 @@ func (s *Server) refusal(r *http.Request, res *httplimit.Result) (*status.Status
 // counts, a call spending its cost of them), its dimensions what the
 // quota is enforced per ("plan" for a plan's limit, "rule" for a rule's,
 // none for a global limit), its description what the limit allows and
-// what the call costs of it (httplimit.Result.Describe).
+// what the call costs of it (httplimit.Result.Describe). A refusal by the
+// penalty box (res.Penalized) has the box's violation instead (see
+// penaltyViolation): the box is no limit of the plan.
 func quotaFailure(res *httplimit.Result) *errdetails.QuotaFailure {
 	qf := &errdetails.QuotaFailure{}
+	if res.Penalized {
+		qf.Violations = append(qf.Violations, penaltyViolation(res))
+		return qf
+	}
 	rules := res.Rules()
 	for i, c := range res.Checks {
 		if !res.Decision.Statuses[i].Allowed && !c.Limit.Shadow() {
@@ -101,6 +107,22 @@ func violation(res *httplimit.Result, i int, rules []string) *errdetails.QuotaFa
 		QuotaMetric:     "requests",
 		QuotaDimensions: dims,
 		QuotaValue:      l.Quantity(),
+	}
+}
+
+// penaltyViolation is the QuotaFailure violation of a refusal by the
+// penalty box: its subject the client, its quota id "penalty" (the box's
+// name, as RateLimit-Policy and the problem body say it), its metric
+// "requests", no dimensions and no quota value (the box holds the client
+// whatever its plan allows), and a description saying for how long the
+// box refuses, as the problem body does.
+func penaltyViolation(res *httplimit.Result) *errdetails.QuotaFailure_Violation {
+	box := res.Checks[0].Limit
+	return &errdetails.QuotaFailure_Violation{
+		Subject:     res.Identity.Subject,
+		Description: "In the penalty box: every request is refused for " + httplimit.WindowOf(box) + ".",
+		QuotaId:     box.Name(),
+		QuotaMetric: "requests",
 	}
 }
 

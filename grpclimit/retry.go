@@ -2,7 +2,6 @@ package grpclimit
 
 import (
 	"context"
-	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -32,7 +31,9 @@ import (
 // Retries follow the client.RetryPolicy it was made with: at most
 // MaxRetries of one call, none whose RetryInfo delay exceeds MaxWait or
 // the call's deadline (the refusal is then returned at once; a delay
-// within them is retried, its jitter cut to end by them), and a retry budget
+// within them is retried, its jitter cut to end by MaxWait and to at most
+// half of what the deadline leaves after the delay, so that the retry
+// leaves with time to be answered, never at the deadline), and a retry budget
 // shared by every call of the Retry. The wait is RetryInfo's whole delay,
 // however long: unlike client.Transport, which asks again after an hour
 // at most, Retry never retries before the server said it may. A call whose context ends while it
@@ -87,8 +88,7 @@ func (r *Retry) UnaryInterceptor() grpc.UnaryClientInterceptor {
 			if _, werr := retries.Next(ctx, retry, delay, true); werr != nil {
 				return err
 			}
-			wait := bounded(ctx, jittered(delay), maxWait)
-			t := time.NewTimer(wait)
+			t := time.NewTimer(retryWait(ctx, delay, maxWait, jitter(delay)))
 			select {
 			case <-t.C:
 			case <-ctx.Done():
@@ -100,33 +100,29 @@ func (r *Retry) UnaryInterceptor() grpc.UnaryClientInterceptor {
 }
 
 // fits says whether a wait of d is within maxWait and ends before ctx's
-// deadline.
+// deadline (strictly: a retry sent at the deadline cannot be answered).
 func fits(ctx context.Context, d, maxWait time.Duration) bool {
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
 		return false
 	}
 	return d <= maxWait
 }
 
-// bounded returns d, or less when it passes maxWait or ends after ctx's
-// deadline: the longest wait within both.
-func bounded(ctx context.Context, d, maxWait time.Duration) time.Duration {
-	d = min(d, maxWait)
+// retryWait is the wait before retrying a call refused with a RetryInfo
+// delay that fits (see fits): the delay, never less, plus the jitter j cut
+// to end by maxWait and to at most half of what ctx's deadline leaves
+// after the delay, so that the retry leaves with time to be answered.
+func retryWait(ctx context.Context, delay, maxWait, j time.Duration) time.Duration {
+	j = min(j, maxWait-delay)
 	if dl, ok := ctx.Deadline(); ok {
-		d = min(d, time.Until(dl))
+		j = min(j, (time.Until(dl)-delay)/2)
 	}
-	return max(d, 0)
+	return delay + max(j, 0)
 }
 
-// jittered is d plus a jitter uniform in [0, d/10], for d ≥ 0; a sum
-// beyond time.Duration's range is its largest value, a wait longer than
-// any MaxWait or deadline, never a negative one.
-func jittered(d time.Duration) time.Duration {
-	j := time.Duration(rand.Int64N(int64(d/10) + 1))
-	if d > math.MaxInt64-j {
-		return math.MaxInt64
-	}
-	return d + j
+// jitter is a jitter for a delay d ≥ 0: uniform in [0, d/10].
+func jitter(d time.Duration) time.Duration {
+	return time.Duration(rand.Int64N(int64(d/10) + 1))
 }
 
 // retryDelay returns the RetryInfo delay of a status error that Retry

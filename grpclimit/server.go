@@ -34,7 +34,10 @@ type Options struct {
 	// must be nil: OnError says what happens when no decision can be made.
 	// Limits.RefusalTemplate, the body of an HTTP refusal, is not used: a
 	// refused call has no body, and its status, message and details are the
-	// same with or without one.
+	// same with or without one. Limits.RetryJitter is not applied either:
+	// the interceptors report exact figures (RetryInfo, the retry-after
+	// trailer, the message), to which grpclimit.Retry adds a jitter of
+	// its own.
 	//
 	// A Server and an httplimit.Middleware built with the same Scope on
 	// one store share each client's state: one quota over HTTP and gRPC.
@@ -85,6 +88,7 @@ func New(limiter *sluice.Limiter, o Options) (*Server, error) {
 	}
 	limits := o.Limits
 	limits.RefusalTemplate = "" // the refusal's problem gives the status and its details
+	limits.RetryJitter = 0      // exact figures: grpclimit's clients add a jitter of their own
 	m, err := httplimit.New(limiter, limits)
 	if err != nil {
 		return nil, fmt.Errorf("grpclimit: %w", err)
