@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc/codes"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/envoy"
 )
 
 // envoyRoutes adds to the admin listener's mux the endpoints of Envoy's
@@ -29,7 +31,11 @@ func (s *Server) envoyRoutes(mux *http.ServeMux) {
 // protobuf's JSON, 200 when OK and 429 when OVER_LIMIT. A body that is not
 // one RateLimitRequest, or that the service refuses (InvalidArgument), is
 // 400, one too large 413, and a request the service could not decide 503,
-// each with a problem body; none of them spends anything.
+// each with a problem body; none of them spends anything. A body of more
+// than envoy.MaxDescriptors descriptors, or of a descriptor of more than
+// envoy.MaxEntries entries, is refused as the gRPC service refuses it,
+// once counted and before protojson makes a message of any of them
+// (checkEnvoyJSONBounds).
 func (s *Server) handleEnvoyJSON(w http.ResponseWriter, r *http.Request, _ caller) {
 	if s.envoy == nil {
 		writeJSONProblem(w, http.StatusNotFound, "Not Found", "This server has no envoy section: Envoy's rate limit service, and its /json, are not served.")
@@ -41,6 +47,11 @@ func (s *Server) handleEnvoyJSON(w http.ResponseWriter, r *http.Request, _ calle
 		return
 	} else if err != nil {
 		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "The body could not be read: "+err.Error())
+		return
+	}
+	start := time.Now()
+	if b := checkEnvoyJSONBounds(body); b.beyond != nil {
+		s.refuseEnvoyJSONBeyondBounds(w, b, start)
 		return
 	}
 	var req rlsv3.RateLimitRequest
@@ -70,4 +81,14 @@ func (s *Server) handleEnvoyJSON(w http.ResponseWriter, r *http.Request, _ calle
 		w.WriteHeader(http.StatusTooManyRequests)
 	}
 	w.Write(out)
+}
+
+// refuseEnvoyJSONBeyondBounds answers a /json body beyond the service's
+// bounds 400, and tells the service's observer of the refusal, as the
+// service answers and observes a gRPC request the codec found beyond them:
+// InvalidArgument, "invalid request: " and why.
+func (s *Server) refuseEnvoyJSONBeyondBounds(w http.ResponseWriter, b envoyJSONBounds, start time.Time) {
+	st := status.New(codes.InvalidArgument, "invalid request: "+b.beyond.Error())
+	s.observeEnvoy(&envoy.Result{Domain: b.domain, Now: start}, time.Since(start), st.Err())
+	writeJSONProblem(w, http.StatusBadRequest, "Bad Request", st.Message())
 }
