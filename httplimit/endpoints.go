@@ -42,10 +42,11 @@ func (e *endpoints) match(r *http.Request) bool {
 // cost returns the units r spends: the largest of the costs of the
 // patterns it matches under each spelling an upstream serves as the same
 // request (routes.Mux.Spellings: its two readings, without a trailing
-// slash or path parameters, in lower case, its method in any case), a
-// spelling that matches no pattern with a cost costing 1. So "POST
-// /bulk/", "POST /bulk;x", "POST /BULK" and "post /bulk" cost what "POST
-// /bulk" does, of patterns that differ only in case the larger, and no
+// slash or path parameters, in lower case, without a format suffix under
+// a pattern the suffix steps off, its method in any case), a spelling that
+// matches no pattern with a cost costing 1. So "POST /bulk/", "POST
+// /bulk;x", "POST /BULK", "POST /bulk.json" and "post /bulk" cost what
+// "POST /bulk" does, of patterns that differ only in case the larger, and no
 // spelling costs less than another reading of it: a free endpoint (cost 0)
 // respelled costs 1, as a strict upstream serves it as another endpoint.
 func (e *endpoints) cost(r *http.Request) int64 {

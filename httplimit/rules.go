@@ -47,10 +47,13 @@ type Rule struct {
 	// "/v1/login", as Express, Rails, Laravel and ASP.NET Core serve it),
 	// then the decoded path without its segments' path parameters
 	// ("/v1/login;jsessionid=1" and "/v1/x/..;/login" are "/v1/login", as
-	// Tomcat, Jetty and Spring route them), last the decoded readings in
-	// any case ("/V1/Login" is "/v1/login", as Express and ASP.NET Core
-	// route it, a wildcard's value then in lower case); a path wildcard's
-	// value is that of the reading that applied.
+	// Tomcat, Jetty and Spring route them), then each without its last
+	// segment's format suffix ("/v1/login.json" is "/v1/login", as Rails
+	// routes it; only under a pattern the path with its suffix does not
+	// match), last the decoded readings in any case ("/V1/Login" is
+	// "/v1/login", as Express and ASP.NET Core route it, a wildcard's value
+	// then in lower case); a path wildcard's value is that of the reading
+	// that applied, a "{x...}" value without its trailing slash.
 	// Of several patterns that match a path, the most specific, as
 	// ServeMux ranks them, is the one matched (KeyRoute's, and the one
 	// KeyPath reads); of several that no other is more specific than (two

@@ -1,6 +1,7 @@
 package httplimit
 
 import (
+	"cmp"
 	"net/http"
 	"slices"
 	"strings"
@@ -119,8 +120,9 @@ func (ru *rule) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, b
 // pattern's wildcards in m. It applies when any reading of rd is its: its
 // Paths match it and its ExceptPaths do not. The decoded reading is tried
 // first, then the escaped one, then each without a trailing slash (see
-// unslashed), then plain, with and without its trailing slash; last, the
-// decoded ones in lower case (see alt.lower).
+// unslashed), then plain, with and without its trailing slash, then the
+// decoded ones without a format suffix (see matchesUnformatted); last,
+// the decoded ones in lower case (see alt.lower).
 func (a *alt) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, bool) {
 	if len(a.methods) > 0 && !methodMatches(a.methods, r.Method) {
 		return 0, false
@@ -145,7 +147,9 @@ func (a *alt) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, boo
 
 // matchesReadings is matches for the decoded path p, the escaped path
 // escaped ("" for none) and p without its parameters plain ("" for
-// none), each with and without a trailing slash, of r.
+// none), each with and without a trailing slash, of r; last, p and plain
+// without a trailing slash and then without a format suffix (see
+// matchesUnformatted).
 func (a *alt) matchesReadings(r *http.Request, p, escaped, plain string, m *pathMatch) (int, bool) {
 	u, _ := unslashed(p)
 	ue, _ := unslashed(escaped)
@@ -162,7 +166,34 @@ func (a *alt) matchesReadings(r *http.Request, p, escaped, plain string, m *path
 			return pat, ok
 		}
 	}
+	for _, b := range [...]string{cmp.Or(u, p), cmp.Or(up, plain)} {
+		if pat, ok := a.matchesUnformatted(r, b, m); ok {
+			return pat, ok
+		}
+	}
 	return 0, false
+}
+
+// matchesUnformatted is matchesPath for the decoded reading b without its
+// format suffix (see unformatted), where the pattern it matches is one
+// that the suffix steps off: a pattern that b matches as well ("/v1/",
+// "/v1/{name}", or none: any path) weighed b already, so that the reading
+// gains no request an ExceptPaths or Except entry leaves out as it is
+// written ("/" except "/favicon.ico").
+func (a *alt) matchesUnformatted(r *http.Request, b string, m *pathMatch) (int, bool) {
+	f, ok := unformatted(b)
+	if !ok {
+		return 0, false
+	}
+	pat, ok := a.matchesPath(r, f, false, m)
+	if !ok || pat < 0 {
+		return 0, false
+	}
+	var bm pathMatch // its wildcards are not read
+	if a.paths[pat].match(b, false, &bm) {
+		return 0, false
+	}
+	return pat, true
 }
 
 // withoutParams is routes.WithoutParams: /v1/login;jsessionid=1 and
@@ -172,6 +203,10 @@ func withoutParams(p string) string { return routes.WithoutParams(p) }
 // unslashed is routes.Unslashed: a client adding a slash to a path escapes
 // no rule of it.
 func unslashed(p string) (string, bool) { return routes.Unslashed(p) }
+
+// unformatted is routes.Unformatted: Rails routes /v1/login.json and
+// /v1/login.xml as /v1/login.
+func unformatted(p string) (string, bool) { return routes.Unformatted(p) }
 
 // matchesPath reports whether the cleaned path p, escaped or not (see
 // pathPattern.match), a reading of r's, is the alternative's, and which

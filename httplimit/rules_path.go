@@ -183,11 +183,12 @@ func (pp *pathPattern) match(p string, escaped bool, m *pathMatch) bool {
 }
 
 // value returns the value of the k-th wildcard of the matched pattern,
-// without its segments' parameters (see wildcardWithoutParams), unescaped
-// when the path matched was escaped.
+// without its segments' parameters and a {name...} value without its
+// trailing slash (see wildcardWithoutParams), unescaped when the path
+// matched was escaped.
 func (m *pathMatch) value(k int) string {
 	v := m.path[m.from[k]:m.to[k]]
-	if strings.IndexByte(v, ';') >= 0 {
+	if strings.IndexByte(v, ';') >= 0 || strings.HasSuffix(v, "/") {
 		v = wildcardWithoutParams(v)
 	}
 	if m.escaped {
@@ -200,14 +201,17 @@ func (m *pathMatch) value(k int) string {
 // rest of a path) without its segments' parameters (";" and what follows
 // each), its dot segments then resolved: the value Tomcat, Jetty and
 // Spring route it as ("acme;jsessionid=1" is "acme", "x/..;/y" is "y"), as
-// the path's reading 4 and the "path" key read it. One tenant is one
-// count, however its segment is spelled.
+// the path's reading 4 and the "path" key read it; and the rest of a path
+// then without its trailing slash ("a/b/" and "a/b/;x" are "a/b"), as the
+// path's reading 3 and the "path" key read it. One tenant, one file, is
+// one count, however its segment is spelled.
 func wildcardWithoutParams(v string) string {
 	if strings.IndexByte(v, '/') < 0 {
 		v, _, _ = strings.Cut(v, ";")
 		return v
 	}
-	return withoutParams("/" + v)[1:]
+	v = withoutParams("/" + v)[1:]
+	return strings.TrimSuffix(v, "/")
 }
 
 // pathUnescape returns s unescaped, or s itself when it is not a valid

@@ -17,7 +17,8 @@ import (
 // proxyProtocolListener reads a PROXY protocol header (version 1 or 2) on
 // the connections of ln whose peer the configuration in force lists in
 // proxy_protocol: such a peer must send one within timeout, and the
-// connection's RemoteAddr is then the client the header names. A
+// connection's RemoteAddr is then the client the header names, its
+// LocalAddr still ln's socket (see headerConn.LocalAddr). A
 // connection from a listed peer that sends anything else first, or a
 // malformed header, is refused before a request is read (http.Server
 // answers 400) and counted by invalid; one that closes without sending a
@@ -103,6 +104,14 @@ func (c *headerConn) Read(b []byte) (n int, err error) {
 	}
 	return c.Conn.Read(b)
 }
+
+// LocalAddr returns the address of the socket the connection was accepted
+// on, not the destination a header names: a header of any family names
+// the client (RemoteAddr) alone, so that an AF_UNIX header (HAProxy's for
+// a client of a unix@ bind), whose client has no IP address, makes no TCP
+// connection pass for one accepted on a Unix-domain socket, whose peers
+// identity.trusted_proxies' "unix:" trusts.
+func (c *headerConn) LocalAddr() net.Addr { return c.Conn.Raw().LocalAddr() }
 
 // Write writes b to the connection; once the connection is refused, past
 // proxyproto.Conn, which would fail it with a malformed header's error.

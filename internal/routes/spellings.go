@@ -11,8 +11,9 @@ import (
 // Spellings of a path. Upstreams serve some requests whose paths differ
 // as one resource: Express (not strict), Rails, Laravel and ASP.NET Core
 // without a trailing slash (Unslashed); Tomcat, Jetty and Spring without
-// path parameters (WithoutParams); Express (by default) and ASP.NET Core
-// in any case; Django with a method in any case. What refuses or charges
+// path parameters (WithoutParams); Rails without a format suffix
+// (Unformatted); Express (by default) and ASP.NET Core in any case;
+// Django with a method in any case. What refuses or charges
 // an endpoint counts them all (Spellings, MatchesAny), so that no client escapes it
 // by respelling.
 
@@ -42,6 +43,25 @@ func Unslashed(p string) (string, bool) {
 		return p[:len(p)-1], true
 	}
 	return "", false
+}
+
+// Unformatted returns the cleaned path p without its last segment's
+// format suffix (a dot and one or more ASCII letters or digits ending p,
+// after a name that does not end in a dot), and whether it had one ("" when
+// it has none): the path Rails routes p as, every route taking an
+// optional (.:format) by default, so /v1/login.json and /v1/login.xml are
+// /v1/login. A path ending in a slash has none.
+func Unformatted(p string) (string, bool) {
+	dot := strings.LastIndexByte(p, '.')
+	if dot < 0 || dot == len(p)-1 || dot <= strings.LastIndexByte(p, '/')+1 || p[dot-1] == '.' {
+		return "", false
+	}
+	for _, c := range []byte(p[dot+1:]) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return "", false
+		}
+	}
+	return p[:dot], true
 }
 
 // lowerPath returns the ServeMux pattern p with its path in lower case
@@ -120,8 +140,13 @@ func (m *Mux) MatchesAny(r *http.Request) bool {
 // whose path is that in lower case is yielded; r's method in any case. A
 // spelling that is another's is not read again, so a request spelled as
 // ServeMux routes it, its path clean and in lower case beside patterns in
-// lower case, is read once. A pattern may be yielded more than once. The
-// zero Mux yields nothing.
+// lower case, is read once. Last, the decoded spellings without a trailing
+// slash and then without a format suffix (see Unformatted), in their case
+// and in lower case, each yielding only a pattern that the suffix steps
+// off (see stepsOff): /v1/login.json yields "POST /v1/login", while
+// /v1/openapi.json yields no "/v1/" for it, which the path with its
+// suffix is read under already. A pattern may be yielded more than once.
+// The zero Mux yields nothing.
 func (m *Mux) Spellings(r *http.Request) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		if m == nil || m.mux == nil {
@@ -170,7 +195,56 @@ func (m *Mux) spellings(r *http.Request, yield func(string) bool) bool {
 			return false
 		}
 	}
+	return m.unformattedSpellings(r, p, plain, yield)
+}
+
+// unformattedSpellings is spellings' last step, for r's decoded and
+// cleaned path p and p without its path parameters plain: each, without a
+// trailing slash, without its format suffix (see Unformatted), in its case
+// and in lower case, yielding only the patterns that the suffix steps off
+// (see stepsOff). It returns false when yield did.
+func (m *Mux) unformattedSpellings(r *http.Request, p, plain string, yield func(string) bool) bool {
+	for i, rp := range [...]string{p, plain} {
+		if i > 0 && rp == p {
+			break // no parameters: p again
+		}
+		if u, ok := Unslashed(rp); ok {
+			rp = u
+		}
+		f, ok := Unformatted(rp)
+		if !ok {
+			continue
+		}
+		steppedOff := func(pattern string) bool { return !stepsOff(pattern, f) || yield(pattern) }
+		if !steppedOff(m.Pattern(withPath(r, f))) {
+			return false
+		}
+		lf := strings.ToLower(f)
+		if lf == f && m.lower == nil {
+			continue // read above, in the same case
+		}
+		if !m.lowerMatches(withPath(r, lf), steppedOff) {
+			return false
+		}
+	}
 	return true
+}
+
+// stepsOff reports whether pattern, which the path f matches, matches no
+// path that is f with a format suffix on its last segment: its path ends
+// in a literal segment ("/v1/login" for /v1/login, not /v1/login.json), or
+// it matched f only by ServeMux's redirect of a subtree's root (see
+// redirected). A pattern ending in a wildcard or a slash ("/v1/{name}",
+// "/v1/") matches the path with its suffix as well, "" none.
+func stepsOff(pattern, f string) bool {
+	if pattern == "" {
+		return false
+	}
+	if redirected(pattern, f) {
+		return true
+	}
+	last := pattern[strings.LastIndexByte(pattern, '/')+1:]
+	return last != "" && last[0] != '{'
 }
 
 // lowerMatches yields the patterns that the request r, whose path is in
