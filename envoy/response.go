@@ -57,6 +57,11 @@ type Outcome struct {
 	// limit was checked.
 	Fixed              bool
 	Window, ResetAfter time.Duration
+	// Unavailable reports that no store decided the limit's check: its
+	// sluice.Status was Unavailable (a failover's allow or deny while its
+	// store cannot be reached), so Remaining tells no state and a refusal
+	// ("limited") is the service's capacity, not the limit's.
+	Unavailable bool
 }
 
 // Outcome results.
@@ -277,6 +282,7 @@ func (res *Result) fill(p *plan, d *sluice.Decision, resp *rlsv3.RateLimitRespon
 				o.Remaining, o.Capacity = s.left, r.limit.Burst()
 				o.Subject, o.Fixed = s.subject, r.fixed
 				o.Window, o.ResetAfter = time.Duration(r.unitSeconds)*time.Second, p.reset(s, &s.peek)
+				o.Unavailable = s.peek.Unavailable
 			}
 		case r.blocked:
 			o.Limit, o.Result = r.label, resultAllowed
@@ -292,6 +298,7 @@ func (res *Result) fill(p *plan, d *sluice.Decision, resp *rlsv3.RateLimitRespon
 			o.Limit, o.Remaining, o.Capacity = r.label, remaining, r.limit.Burst()
 			o.Subject, o.Fixed = s.subject, r.fixed
 			o.Window, o.ResetAfter = time.Duration(r.unitSeconds)*time.Second, p.reset(s, &d.Statuses[s.check])
+			o.Unavailable = d.Statuses[s.check].Unavailable
 			switch {
 			case !refused:
 				o.Result = resultAllowed

@@ -320,6 +320,9 @@ type Store struct {
 	fallbacks   atomic.Int64
 	refusals    atomic.Int64 // fallbacks refused by the share while returning
 	scratch     sync.Pool    // *[]sluice.Check for the scaled checks of Local
+	// lastFallback is when a call was last decided by the OnError rule,
+	// on Store.elapsed plus one (0: never): see FellBack.
+	lastFallback atomic.Int64
 
 	sharesMu sync.RWMutex
 	shares   map[sluice.Limit]sluice.Limit // limit → this instance's share, for Local
@@ -596,8 +599,11 @@ func (f *Store) counted(blamed []*node, reason error) {
 	if reason == ErrReturning {
 		f.refusals.Add(1)
 	}
+	at := f.elapsed() + 1
+	f.lastFallback.Store(at)
 	for _, n := range blamed {
 		n.fallbacks.Add(1)
+		n.lastFallback.Store(at)
 	}
 	if f.onFallback != nil {
 		f.onFallback(reason)

@@ -56,6 +56,9 @@ type node struct {
 	breaker     breaker
 	storeErrors atomic.Int64
 	fallbacks   atomic.Int64
+	// lastFallback is when a call was last decided by the OnError rule
+	// because of the node, on Store.elapsed plus one (0: never).
+	lastFallback atomic.Int64
 }
 
 // nodes holds a breaker per node, made on first use.

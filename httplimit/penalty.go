@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/logsample"
 )
 
 // Penalty puts a client that keeps being refused in a penalty box (a
@@ -118,7 +119,16 @@ type penaltyBox struct {
 	// calls go without the guard.
 	leased bool
 	clear  clearMemory
+	// boxedLines bounds the "client boxed" lines (boxedLinesPerSecond).
+	boxedLines logsample.Budget
 }
+
+// boxedLinesPerSecond bounds the "penalty box: client boxed" lines a
+// Middleware writes in a second of the wall clock, as the server bounds
+// its refusal lines (log.refusals_per_second, 10 by default): a flood of
+// refusals from many addresses boxes each of them, and cannot flood the
+// log. The next line written counts those left out ("left_out").
+const boxedLinesPerSecond = 10
 
 func newPenaltyBox(p Penalty, leased bool) *penaltyBox {
 	if p.Refusals == 0 {
@@ -310,7 +320,7 @@ func (m *Middleware) countRefusal(ctx context.Context, res *Result) {
 		pb.remember(key, sent, m.timeNow(), st.ResetAfter)
 	}
 	if d.Allowed { // else the client was in the box already
-		m.log.Info("penalty box: client boxed", "subject", res.Identity.Subject, "for", pb.p.For)
+		pb.boxedLines.Info(ctx, m.logger(), boxedLinesPerSecond, "penalty box: client boxed", "subject", res.Identity.Subject, "for", pb.p.For)
 	}
 }
 

@@ -52,7 +52,9 @@ func (s *Server) reloadEnvoy(cfg *config.Config, rules *envoy.Rules) {
 }
 
 // observeEnvoy counts Envoy decisions, in the metrics and on the dashboard:
-// policy is the domain, limit the rule. An invalid request (Envoy's
+// policy is the domain, limit the rule; a descriptor refused because the
+// store could not be reached (Outcome.Unavailable) is counted
+// "unavailable", not as its limit's refusal. An invalid request (Envoy's
 // mistake, answered InvalidArgument) is logged, not counted as undecided:
 // the store did not fail.
 func (s *Server) observeEnvoy(res *envoy.Result, took time.Duration, err error) {
@@ -71,7 +73,11 @@ func (s *Server) observeEnvoy(res *envoy.Result, took time.Duration, err error) 
 		if o.Limit == "" || o.Result == "" {
 			continue
 		}
-		s.metrics.counters.inc(res.Domain, o.Limit, o.Result)
+		result := o.Result
+		if o.Unavailable && (o.Result == resultLimited || o.Result == resultShadow) {
+			result = resultUnavailable // no limit refused it: the store could not be reached
+		}
+		s.metrics.counters.inc(res.Domain, o.Limit, result)
 		near = near || (o.Result == "allowed" && o.Capacity > 0 && o.Remaining*10 < o.Capacity)
 	}
 	if near && res.Allowed {
@@ -80,7 +86,7 @@ func (s *Server) observeEnvoy(res *envoy.Result, took time.Duration, err error) 
 	if !res.Allowed {
 		s.logEnvoyRefusal(res)
 	}
-	if st := s.state.Load(); st != nil && st.notify != nil {
+	if st := s.state.Load(); st != nil && st.notify != nil && !s.fellBack(nil, took) {
 		s.notify.observeEnvoy(st.notify, res)
 	}
 }

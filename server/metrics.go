@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
+	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/httplimit"
@@ -54,7 +57,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_decisions_total",
-			Help: "Decisions per plan (policy) and limit (for the Envoy service, per domain and rule): allowed (the request was admitted), limited (this limit refused it), shadow (this shadow limit would have refused it), unlimited (an Envoy rule with unlimited: true admitted it, counting nothing).",
+			Help: "Decisions per plan (policy) and limit (for the Envoy service, per domain and rule): allowed (the request was admitted), limited (this limit refused it), shadow (this shadow limit would have refused it), unlimited (an Envoy rule with unlimited: true admitted it, counting nothing), unavailable (refused because the store could not be reached, by on_store_error: deny: no limit refused it).",
 		}, []string{"policy", "limit", "result"}),
 		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "sluice_decision_seconds",
@@ -175,6 +178,10 @@ const (
 	resultAllowed = "allowed"
 	resultLimited = "limited"
 	resultShadow  = "shadow"
+	// resultUnavailable is a check refused by no limit: the store could
+	// not be reached and its failover refused (on_store_error: deny; its
+	// Status is Unavailable).
+	resultUnavailable = "unavailable"
 )
 
 // decisionCounters are sluice_decisions_total's children.
@@ -187,14 +194,32 @@ func (d *decisionCounters) inc(policy, limit, result string) {
 	d.get(counterKey{policy, limit, result}).Inc()
 }
 
-// undecided counts a failure to decide, unless its caller left (its
-// request's context was cancelled): that is no failure of sluice's.
+// undecided counts err, a failure to decide, unless its caller left:
+// that is no failure of sluice's.
 func (s *Server) undecided(err error) {
-	if errors.Is(err, context.Canceled) {
+	if callerLeft(err) {
 		return
 	}
 	s.metrics.undecided.Inc()
 	s.stats.recordError()
+}
+
+// callerLeft reports whether err, a failure to decide, is its caller's:
+// the request's context ended before its decision (the client hung up,
+// or its deadline passed: Envoy's timeout, a gRPC call's grpc-timeout).
+// The limiter tells so by reading that context, not the error: the Envoy
+// service answers such a call Canceled or DeadlineExceeded, any other
+// failure Unavailable (or InvalidArgument); a failover.Store returns an
+// error wrapping the context's error, never sluice.ErrStoreUnavailable,
+// when its caller's context is done, and one wrapping
+// sluice.ErrStoreUnavailable when its stores failed, their own timeouts
+// included, which are sluice's failures.
+func callerLeft(err error) bool {
+	if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown {
+		return st.Code() == codes.Canceled || st.Code() == codes.DeadlineExceeded
+	}
+	return !errors.Is(err, sluice.ErrStoreUnavailable) &&
+		(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
 
 // observe is the middleware's observer: it feeds metrics and the dashboard.
@@ -218,6 +243,8 @@ func (s *Server) observeScaled(res *httplimit.Result, took time.Duration, err er
 		l := &res.Checks[i].Limit
 		st := &d.Statuses[i]
 		switch {
+		case st.Unavailable && !st.Allowed:
+			s.metrics.counters.inc(plan, l.Name(), resultUnavailable)
 		case l.Shadow() && !st.Allowed:
 			s.metrics.counters.inc(plan, l.Name(), resultShadow)
 		case d.Allowed:
@@ -231,7 +258,7 @@ func (s *Server) observeScaled(res *httplimit.Result, took time.Duration, err er
 		s.metrics.nearLimit.Inc()
 	}
 	s.stats.record(res)
-	if st := s.state.Load(); st != nil && st.notify != nil {
+	if st := s.state.Load(); st != nil && st.notify != nil && !s.fellBack(res.Checks, took) {
 		s.notify.observe(st.notify, res, scaledUpTo)
 	}
 }

@@ -131,13 +131,17 @@ func newNotifier(reg prometheus.Registerer) *notifier {
 // limits of windows up to scaledUpTo (a degraded level's, 0 for none) are
 // reduced ones, whose quota is not the one the client pays for: they are
 // not judged, and a share used meanwhile is told at the client's next
-// decision under the configured limits (their state is the same).
+// decision under the configured limits (their state is the same). Nor is
+// a status no store decided (Unavailable: a failover's allow or deny
+// while its store cannot be reached), whose Remaining tells no state;
+// the caller leaves out the decisions its failover's local fallback may
+// have made (see Server.fellBack).
 func (nt *notifier) observe(rules *notifyRules, res *httplimit.Result, scaledUpTo time.Duration) {
 	for i := range res.Checks {
 		c := &res.Checks[i]
 		st := &res.Decision.Statuses[i]
 		if !rules.limits[c.Limit.Name()] || c.Limit.Algorithm() != sluice.AlgorithmFixedWindow || st.ResetAfter <= 0 ||
-			c.Limit.Window() <= scaledUpTo {
+			c.Limit.Window() <= scaledUpTo || st.Unavailable {
 			continue
 		}
 		n := Notification{Subject: c.Key[strings.IndexByte(c.Key, '/')+1:], // the key without the middleware's scope
@@ -157,7 +161,7 @@ func (nt *notifier) observe(rules *notifyRules, res *httplimit.Result, scaledUpT
 // subject is the descriptor ("envoy:<domain>:<key>=<value>|…").
 func (nt *notifier) observeEnvoy(rules *notifyRules, res *envoy.Result) {
 	for _, o := range res.Descriptors {
-		if o.Subject == "" || !o.Fixed || !rules.limits[o.Limit] || o.ResetAfter <= 0 {
+		if o.Subject == "" || !o.Fixed || !rules.limits[o.Limit] || o.ResetAfter <= 0 || o.Unavailable {
 			continue
 		}
 		n := Notification{Subject: o.Subject, Domain: res.Domain, Limit: o.Limit, Quota: o.Capacity, Remaining: o.Remaining,
@@ -166,6 +170,23 @@ func (nt *notifier) observeEnvoy(rules *notifyRules, res *envoy.Result) {
 		// envoyproxy/ratelimit counts them.
 		nt.crossed(rules, n, res.Now, res.Now.Truncate(time.Second).Add(o.ResetAfter))
 	}
+}
+
+// fallbackQuiet is how long after its failover last fell back on a node
+// notify judges no decision of the node's keys, beyond the decision's own
+// time: the observer runs a moment after the decision ends.
+const fallbackQuiet = time.Second
+
+// fellBack reports whether a decision of checks (all nodes for none) that
+// took took may have been made by the failover's on_store_error rule
+// rather than by the store: its figures are then of this instance's share
+// of each limit (local) or of no state (allow, deny), not of the quota a
+// client pays for. Notify leaves such decisions out, as it does a
+// degraded level's limits: a share used meanwhile is told at the client's
+// next decision by the store, which the local fallback's admissions are
+// charged to. Without a failover no decision falls back.
+func (s *Server) fellBack(checks []sluice.Check, took time.Duration) bool {
+	return s.opts.Failover != nil && s.opts.Failover.FellBack(checks, took+fallbackQuiet)
 }
 
 // crossed queues, under rules, a notification of each share of n's quota

@@ -217,29 +217,37 @@ func (s *stats) recordError() {
 
 // record counts a decision of the middleware as sluice_decisions_total
 // does: a refused request under each limit that refused it (shadow limits
-// never refuse).
+// never refuse). A check no store decided (Unavailable: a failover's deny
+// while its store cannot be reached) is no limit's refusal: a request
+// refused by such checks alone counts as a decision, not as refused, and
+// does not put its client among the most limited (the store's errors and
+// fallback decisions show the outage).
 func (s *stats) record(res *httplimit.Result) {
 	var buf [8]string
 	refusedBy := buf[:0]
 	if d := &res.Decision; !d.Allowed {
 		for i := range res.Checks {
-			if l := &res.Checks[i].Limit; !l.Shadow() && !d.Statuses[i].Allowed {
+			if l := &res.Checks[i].Limit; !l.Shadow() && !d.Statuses[i].Allowed && !d.Statuses[i].Unavailable {
 				refusedBy = append(refusedBy, l.Name())
 			}
 		}
 	}
+	// A refused decision has an enforcing check refused: none is a
+	// limit's when every one of them is Unavailable.
+	refused := !res.Decision.Allowed && len(refusedBy) > 0
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.countPlan(res.Identity.Plan)
-	s.count(res.Identity.Plan.Name, !res.Decision.Allowed, refusedBy)
-	if !res.Decision.Allowed {
+	s.count(res.Identity.Plan.Name, refused, refusedBy)
+	if refused {
 		s.recordClient(res.Identity)
 	}
 }
 
 // recordEnvoy counts a decision of the Envoy service as
 // sluice_decisions_total does: the domain in place of the plan, a refused
-// request under each descriptor's limit that refused it. A domain is
+// request under each descriptor's limit that refused it (not one refused
+// because the store could not be reached: see record). A domain is
 // counted as a plan only when a rule limited one of its descriptors: the
 // domain is the caller's to name, and one no rule configures (answered OK,
 // nothing decided) would otherwise take a row of the plans, which are
@@ -250,7 +258,7 @@ func (s *stats) recordEnvoy(res *envoy.Result) {
 	limited := false
 	for _, o := range res.Descriptors {
 		limited = limited || o.Limit != ""
-		if o.Result == resultLimited {
+		if o.Result == resultLimited && !o.Unavailable {
 			refusedBy = append(refusedBy, o.Limit)
 		}
 	}
@@ -263,7 +271,7 @@ func (s *stats) recordEnvoy(res *envoy.Result) {
 	if n := s.planCounter(res.Domain); n != nil {
 		*n++
 	}
-	s.count(res.Domain, !res.Allowed, refusedBy)
+	s.count(res.Domain, !res.Allowed && len(refusedBy) > 0, refusedBy)
 }
 
 // count counts a decision under plan in the current slots and the totals,
