@@ -62,6 +62,13 @@ func (h *webhookRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // receiver.
 func serverOverFailingPrimary(t *testing.T, onError failover.OnError, instances int) (*Server, *webhookRecorder) {
 	t.Helper()
+	return serverOverFailingPrimaryLogging(t, onError, instances, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// serverOverFailingPrimaryLogging is serverOverFailingPrimary logging to
+// log.
+func serverOverFailingPrimaryLogging(t *testing.T, onError failover.OnError, instances int, log *slog.Logger) (*Server, *webhookRecorder) {
+	t.Helper()
 	hooks, url := newWebhookRecorder(t)
 	cfg, err := config.Parse("sluice.yaml", []byte(`
 plans:
@@ -87,7 +94,7 @@ notify:
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Options{Config: cfg, Store: fo, Failover: fo, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := New(Options{Config: cfg, Store: fo, Failover: fo, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

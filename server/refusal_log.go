@@ -147,7 +147,9 @@ func withVia(r *http.Request, via string) *http.Request {
 // carry credentials; cut to maxLoggedMethod and maxLoggedPath bytes), the
 // client as its Subject (an API key only as its hash) and its key's name,
 // plan, the limits that refused, the wait (none when no wait admits the
-// request), and the request's X-Request-Id (id) when it has one.
+// request), the request's X-Request-Id (id) when it has one, and
+// store_unavailable when a limit was refused because the store could not
+// decide it (on_store_error deny), not by its quota.
 func (s *Server) logRefusal(via, method, path, id string, res *httplimit.Result, status int) {
 	perSecond := s.Config().Log.RefusalsPerSecond
 	if !s.refusals.take(perSecond, time.Now()) {
@@ -171,23 +173,45 @@ func (s *Server) logRefusal(via, method, path, id string, res *httplimit.Result,
 	if res.Penalized {
 		attrs = append(attrs, "penalty", true)
 	}
+	if storeRefusedAny(res.Decision.Statuses) {
+		attrs = append(attrs, "store_unavailable", true)
+	}
 	s.log.Info("request refused", attrs...)
 }
 
 // logEnvoyRefusal logs a refused Envoy request, within
 // log.refusals_per_second: its domain and the limits that refused, not its
-// descriptors' values, which may carry credentials.
+// descriptors' values, which may carry credentials, and store_unavailable
+// when the store could not decide them.
 func (s *Server) logEnvoyRefusal(res *envoy.Result) {
 	if !s.refusals.take(s.Config().Log.RefusalsPerSecond, time.Now()) {
 		return
 	}
 	var limits []string
+	unavailable := false
 	for _, o := range res.Descriptors {
 		if o.Result == resultLimited {
 			limits = append(limits, o.Limit)
+			unavailable = unavailable || o.Unavailable
 		}
 	}
-	s.log.Info("request refused", "via", "envoy", "domain", res.Domain, "limits", limits)
+	attrs := []any{"via", "envoy", "domain", res.Domain, "limits", limits}
+	if unavailable {
+		attrs = append(attrs, "store_unavailable", true)
+	}
+	s.log.Info("request refused", attrs...)
+}
+
+// storeRefusedAny reports whether a status of statuses was refused because
+// no store could decide it (sluice.Status.Unavailable: a failover's deny),
+// not by its limit.
+func storeRefusedAny(statuses []sluice.Status) bool {
+	for i := range statuses {
+		if !statuses[i].Allowed && statuses[i].Unavailable {
+			return true
+		}
+	}
+	return false
 }
 
 func planName(p *httplimit.Plan) string {
