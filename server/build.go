@@ -74,7 +74,7 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 		return nil, err
 	}
 	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), closeIdle: closeIdle, upstreamTLS: upstreamTLS, docs: docs, envoyRules: rules,
-		notify: newNotifyRules(cfg.Notify), cors: newCORS(cfg.Response.CORS, mw), namesHost: namesHost(cfg)}
+		notify: newNotifyRules(cfg.Notify), cors: newCORS(cfg.Response.CORS, mw), namesHost: namesHost(cfg), namesMethod: namesMethod(cfg)}
 	if st.publicTLS, err = cfg.TLS.Load("h2", "http/1.1"); err != nil {
 		return nil, fmt.Errorf("server: listen: tls: %w", err)
 	}

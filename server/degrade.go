@@ -182,7 +182,13 @@ func (st *state) decideAt(ctx context.Context, level degrade.Level, c httplimit.
 // (st.shed), the reduced limits from level 1 and, with a stale cache,
 // copies of GET answers recorded from level 1 and served from level 2, but
 // for the endpoints of class health, however a request spells them
-// (routes.Mux's MatchesAny): those always reach the upstream.
+// (routes.Mux's MatchesAny): those always reach the upstream. A POST whose
+// _method names another method is judged as paramOverride says before
+// anything else: refused with a 400, nothing spent, or shed by the
+// classes of either method, and decided by the limits as the method
+// judged (judgedAs, which their refusal lines name); everything past them
+// (the stale cache's copies, the upstream: markUpstream) gets the POST it
+// is, and a copy is recorded only of a request sent as a GET.
 func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 	st := s.state.Load()
 	level := s.ctl.Level()
@@ -200,9 +206,19 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 		defer g.finish()
 		out = g
 	}
-	if refuse, why := st.shed(level, r); refuse {
-		s.reducedCapacity(out, r, st, why)
-		s.noteShed(shedViaProxy, level, r.Method, r.URL.Path, requestID(r.Header), http.StatusServiceUnavailable)
+	m, err := paramOverride(st, r)
+	if err != nil {
+		writeJSONProblem(out, http.StatusBadRequest, "Bad Request", err.Error())
+		return
+	}
+	judged := judgedAs(r, m)
+	refuse, why := st.shed(level, r)
+	if !refuse && judged != r {
+		refuse, why = st.shed(level, judged) // a class of either reading
+	}
+	if refuse {
+		s.reducedCapacity(out, judged, st, why)
+		s.noteShed(shedViaProxy, level, judged.Method, r.URL.Path, requestID(r.Header), http.StatusServiceUnavailable)
 		return
 	}
 	if p := st.cfg.Response.StatusPath; p != "" && r.URL.Path == p {
@@ -221,14 +237,14 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(context.WithValue(r.Context(), staleKey{}, stale))
 	}
 	if level >= degrade.Elevated && st.degrade != nil {
-		if stale != nil && r.Method == http.MethodGet {
+		if stale != nil && r.Method == http.MethodGet { // as sent: a POST judged as a GET is no read
 			stale.record(st.reducedProxy, out, r)
 			return
 		}
-		st.reducedProxy.ServeHTTP(out, r)
+		st.reducedProxy.ServeHTTP(out, judgedAs(r, m))
 		return
 	}
-	st.proxy.ServeHTTP(out, r)
+	st.proxy.ServeHTTP(out, judgedAs(r, m))
 }
 
 // grpcOutcome tells the monitor that the upstream's gRPC answer sw wrote
@@ -296,9 +312,12 @@ type staleKey struct{}
 // degradation; for CORS those are sluice's own, markOwn). A request
 // whose context holds a stale cache (staleKey) is answered by its copy
 // instead when it has one: not the upstream's answer, nor one to copy
-// again (its age would start afresh).
+// again (its age would start afresh). A request the limits judged as
+// another method (judgedAs) goes on with the method it was sent with
+// (sentAs): the copy to serve and the upstream's request are the POST's.
 func markUpstream(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = sentAs(r)
 		var sw *statusWriter
 		var tw *teeWriter
 		for u := w; u != nil; {

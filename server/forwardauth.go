@@ -30,9 +30,12 @@ import (
 // A description the decision API would refuse (validMethod,
 // describedTarget, validHost), descriptions that differ, and none of the
 // URI are a 400 problem, and spend nothing. A POST
-// that carries a method override is judged as the method it names
-// (judgeOverride), or refused with a 400 when that would judge it less
-// strictly than a POST.
+// that carries a method override (a header, or the _method of the URI's
+// query) is judged as the method it names (judgeOverride), or refused with
+// a 400 when that would judge it less strictly than a POST. So is a
+// request with a header sluice reads spelled otherwise (otherSpellingIn:
+// X_Api_Key for X-Api-Key), which the front proxy passes on to an upstream
+// that may read it as the one sluice reads: forward-auth cannot remove it.
 //
 // Its callers (the front proxies) hold the check scope; the request's
 // Authorization and X-API-Key are the described client's. Its body is never
@@ -57,6 +60,10 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 	orig.Method, orig.URL, orig.RequestURI, orig.Host = d.method, d.url, d.uri, d.host
 	if !d.hostDescribed && st.namesHost {
 		s.warnings.Warn(r.Context(), s.log, "forward-auth: no X-Forwarded-Host, so what names a host (rules, costs, exemptions, degradation classes) decides the request as one to no host; have the proxy send it (nginx: proxy_set_header X-Forwarded-Host $host;)")
+	}
+	if name := otherSpellingIn(r.Header, st.mw.RequestHeaders()); name != "" {
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", fmt.Sprintf("%s is a header sluice reads (an API key, token, user or plan header, or a rule's), spelled otherwise: an upstream that reads \"_\" as \"-\" (Rack, WSGI) would act on a value sluice did not judge; have the front proxy drop headers with underscores (nginx does by default: underscores_in_headers off)", name))
+		return
 	}
 	posted, err := judgeOverride(st.cfg, orig, r.Header)
 	if err != nil {
@@ -233,26 +240,27 @@ func firstOf(vs ...string) string {
 }
 
 // judgeOverride sets orig, a described POST that carries a method override
-// (methodOverrideOf), to the method it names, and returns the request as
+// (methodOverrideOf: a header, or the _method of its query), to the method
+// it names, and returns the request as
 // POST beside it; nil, orig unchanged, for any other request. Frameworks
 // serve such a POST as the method named (Symfony and Laravel whatever
 // their configuration, ASP.NET Core, Rack and Express when configured to),
 // and the front proxy passes the header on: the client must pay what that
 // method costs. The middleware judges one method, so the request is judged
 // by the one named only when that is at least as strict as POST under cfg
-// (overrideJudgedStrictly), and its degradation classes under both; an
+// (judgedAsStrictly), and its degradation classes under both; an
 // error (a 400, nothing spent) otherwise, and for overrides that name two
 // methods or no method.
 func judgeOverride(cfg *config.Config, orig *http.Request, h http.Header) (posted *http.Request, err error) {
 	if orig.Method != http.MethodPost {
 		return nil, nil // only a POST is overridden
 	}
-	m, err := methodOverrideOf(h)
+	m, err := methodOverrideOf(h, orig.URL.RawQuery)
 	if err != nil || m == "" || m == http.MethodPost {
 		return nil, err
 	}
-	if !overrideJudgedStrictly(cfg, m) {
-		return nil, fmt.Errorf("a POST with a method override to %s (X-HTTP-Method-Override, X-HTTP-Method or X-Method-Override), which upstreams that honour it serve as a %s: the configuration judges some request more strictly as a POST than as a %s (a cost, rule or exemption by method), so neither method alone judges it; have the front proxy drop those headers", m, m, m)
+	if !judgedAsStrictly(cfg, m, http.MethodPost) {
+		return nil, fmt.Errorf("a POST with a method override to %s (X-HTTP-Method-Override, X-HTTP-Method or X-Method-Override, or the query's _method), which upstreams that honour it serve as a %s: the configuration judges some request more strictly as a POST than as a %s (a cost, rule or exemption by method), so neither method alone judges it; have the front proxy drop those headers, and send the %s itself rather than _method", m, m, m, m)
 	}
 	p := *orig
 	orig.Method = m
@@ -260,50 +268,44 @@ func judgeOverride(cfg *config.Config, orig *http.Request, h http.Header) (poste
 }
 
 // methodOverrideOf returns the method that h's method overrides
-// (methodOverride) name, in upper case as Symfony and Rack read it; "" when
-// none does, and an error when two name different methods or the one
-// named is not a method.
-func methodOverrideOf(h http.Header) (string, error) {
-	m := ""
+// (methodOverride) and the query string query's methodParam parameters
+// name, in upper case as Symfony and Rack read it; "" when none does, and
+// an error when two name different methods or the one named is not a
+// method. The description carries no body: a _method of the body is the
+// upstream's alone.
+func methodOverrideOf(h http.Header, query string) (string, error) {
+	var o overrides
 	for name, vs := range h {
-		if !methodOverride(name) {
-			continue
-		}
-		for _, v := range vs {
-			switch v = strings.ToUpper(v); {
-			case v == "":
-			case m == "":
-				m = v
-			case v != m:
-				return "", errors.New("X-HTTP-Method-Override, X-HTTP-Method and X-Method-Override name different methods: an upstream would serve one of them, which sluice cannot tell")
+		if methodOverride(name) {
+			for _, v := range vs {
+				o.add(v)
 			}
 		}
 	}
-	if m == "" {
-		return "", nil
+	if query != "" {
+		params, _ := url.ParseQuery(query) // the parameters before a malformed one are kept
+		o.addParams(params)
 	}
-	if err := validMethod(m); err != nil {
-		return "", fmt.Errorf("X-HTTP-Method-Override / X-HTTP-Method / X-Method-Override: %w", err)
-	}
-	return m, nil
+	return o.named("X-HTTP-Method-Override, X-HTTP-Method, X-Method-Override and the query's _method")
 }
 
-// overrideJudgedStrictly reports whether cfg judges every request as the
-// method m at least as strictly as it judges it as POST: charged at least
-// as much, by every rule that applies to it as a POST (counted under the
-// same key), and exempt only when it is as a POST. So it is when
-//   - no plan's cost names POST, and every cost that names m is at least
-//     what an endpoint of no method costs (1, or the pattern's), for a
-//     pattern of m is more specific than one of no method and takes its
-//     place;
-//   - every alternative of a rule whose methods match POST matches m, and
-//     of a rule keyed by its route or a path wildcard every alternative
-//     matches both or neither (so the first that matches is the same);
-//   - no entry of a rule's except names m but not POST;
-//   - no exempt route names m.
+// judgedAsStrictly reports whether cfg judges every request as the method
+// strict at least as strictly as it judges it as the method lax: charged
+// at least as much, by every rule that applies to it as lax (counted under
+// the same key), and exempt only when it is as lax. So it is when
+//   - no plan's cost names lax, and every cost that names strict is at
+//     least what an endpoint of no method costs (1, or the pattern's), for
+//     a pattern of a method is more specific than one of no method and
+//     takes its place;
+//   - every alternative of a rule whose methods match lax matches strict,
+//     and of a rule keyed by its route or a path wildcard every
+//     alternative matches both or neither (so the first that matches is
+//     the same);
+//   - no entry of a rule's except matches strict but not lax;
+//   - no exempt route names strict but not lax.
 //
-// Degradation classes are weighed under both methods by the caller.
-func overrideJudgedStrictly(cfg *config.Config, m string) bool {
+// Degradation classes are not weighed here.
+func judgedAsStrictly(cfg *config.Config, strict, lax string) bool {
 	for _, ru := range cfg.Rules {
 		byAlternative := slices.ContainsFunc(ru.Key, func(k string) bool {
 			return k == httplimit.KeyRoute || strings.HasPrefix(k, httplimit.KeyPath)
@@ -312,19 +314,19 @@ func overrideJudgedStrictly(cfg *config.Config, m string) bool {
 			if len(a.Methods) == 0 {
 				continue
 			}
-			asPost, asM := ruleMethodMatches(a.Methods, http.MethodPost), ruleMethodMatches(a.Methods, m)
-			if asPost && !asM || byAlternative && asPost != asM {
+			asLax, asStrict := ruleMethodMatches(a.Methods, lax), ruleMethodMatches(a.Methods, strict)
+			if asLax && !asStrict || byAlternative && asLax != asStrict {
 				return false
 			}
 		}
 		for _, e := range ru.Except {
-			if slices.Contains(e.Methods, m) && !slices.Contains(e.Methods, http.MethodPost) {
+			if ruleMethodMatches(e.Methods, strict) && !ruleMethodMatches(e.Methods, lax) {
 				return false
 			}
 		}
 	}
 	for _, p := range cfg.Exempt {
-		if patternNamesMethod(p, m) {
+		if patternNamesMethod(p, strict) && !patternNamesMethod(p, lax) {
 			return false
 		}
 	}
@@ -339,12 +341,39 @@ func overrideJudgedStrictly(cfg *config.Config, m string) bool {
 			}
 		}
 		for p, c := range pl.Costs {
-			if patternNamesMethod(p, http.MethodPost) || patternNamesMethod(p, m) && c < least {
+			if patternNamesMethod(p, lax) || patternNamesMethod(p, strict) && c < least {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// namesMethod reports whether cfg judges any request by its method: a
+// rule's methods (of its match or its except), or an exempt route or a
+// plan's cost whose pattern names a method. Without, every method is
+// judged alike (judgedAsStrictly holds both ways).
+func namesMethod(cfg *config.Config) bool {
+	for _, ru := range cfg.Rules {
+		hasMethods := func(m httplimit.Match) bool { return len(m.Methods) > 0 }
+		if slices.ContainsFunc(ru.Alternatives(), hasMethods) || slices.ContainsFunc(ru.Except, hasMethods) {
+			return true
+		}
+	}
+	named := func(p string) bool { return patternMethod(p) != "" }
+	if slices.ContainsFunc(cfg.Exempt, named) {
+		return true
+	}
+	if cfg.Policy != nil {
+		for _, pl := range cfg.Policy.Plans {
+			for p := range pl.Costs {
+				if named(p) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // ruleMethodMatches reports whether a rule's methods match method, as the

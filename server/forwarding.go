@@ -1,9 +1,11 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httputil"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -152,25 +154,124 @@ func methodOverride(name string) bool {
 	return false
 }
 
-// sameHeaderName reports whether the header name a is b, written in lower
-// case with "-", in any case and with "_" for "-".
+// methodParam is the parameter by which frameworks serve a POST as the
+// method it names: Symfony and Laravel (whose Request::capture enables
+// Symfony's parameter override) read it from a form body, then the query
+// string; Rack::MethodOverride (in Rails' default middleware) from a form
+// body; ASP.NET Core's UseHttpMethodOverride, given a form field, as
+// "_METHOD" in any case. It is matched in any case.
+const methodParam = "_method"
+
+// overrides gathers the methods that a request's method overrides name
+// (methodOverride headers, methodParam parameters), in upper case as
+// Symfony and Rack read them.
+type overrides struct {
+	method string // the first named, "" for none
+	differ bool   // another names a different method
+}
+
+// add adds the method v names ("" names none).
+func (o *overrides) add(v string) {
+	switch v = strings.ToUpper(v); {
+	case v == "":
+	case o.method == "":
+		o.method = v
+	case v != o.method:
+		o.differ = true
+	}
+}
+
+// addParams adds the methods that vs's methodParam parameters name.
+func (o *overrides) addParams(vs url.Values) {
+	for k, list := range vs {
+		if strings.EqualFold(k, methodParam) {
+			for _, v := range list {
+				o.add(v)
+			}
+		}
+	}
+}
+
+// named returns the method named, "" for none; an error when two differ
+// (an upstream would serve one of them, which sluice cannot tell) or the
+// one named is not a method (validMethod). what names the overrides read,
+// for the error.
+func (o *overrides) named(what string) (string, error) {
+	if o.differ {
+		return "", fmt.Errorf("%s name different methods: an upstream would serve one of them, which sluice cannot tell", what)
+	}
+	if o.method == "" {
+		return "", nil
+	}
+	if err := validMethod(o.method); err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	return o.method, nil
+}
+
+// sameHeaderName reports whether the header names a and b are one, in any
+// case and with "_" for "-".
 func sameHeaderName(a, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := 0; i < len(a); i++ {
-		c := a[i]
-		switch {
-		case c == '_':
-			c = '-'
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		}
-		if c != b[i] {
+		if foldHeaderByte(a[i]) != foldHeaderByte(b[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// foldHeaderByte returns c of a header name in lower case, "-" for "_".
+func foldHeaderByte(c byte) byte {
+	switch {
+	case c == '_':
+		return '-'
+	case 'A' <= c && c <= 'Z':
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// dropOtherSpellings removes from h, the request the upstream gets, every
+// header that is one of read (the canonical names of the headers the
+// middleware reads: API key, token, user and plan headers, the headers of
+// rules' matches, excepts and keys; limitsInFront's RequestHeaders) in
+// another spelling (sameHeaderName: another case, or "_" for "-"). CGI-style
+// servers read both spellings as one header (Rack and Puma, whose
+// allow_underscore_headers is on by default, and WSGI servers read
+// X_Api_Key as HTTP_X_API_KEY, the X-Api-Key an app authenticates by), so
+// the upstream would act on a key, a user or a header value that the
+// limits never saw. The spelling read passes on, judged.
+func dropOtherSpellings(h http.Header, read []string) {
+	for name := range h {
+		if otherSpelling(name, read) {
+			delete(h, name)
+		}
+	}
+}
+
+// otherSpellingIn returns a header of h that is one of read spelled
+// otherwise (otherSpelling), "" when none is.
+func otherSpellingIn(h http.Header, read []string) string {
+	for name := range h {
+		if otherSpelling(name, read) {
+			return name
+		}
+	}
+	return ""
+}
+
+// otherSpelling reports whether the header name is one of read, the
+// canonical names of headers, spelled otherwise (see dropOtherSpellings).
+func otherSpelling(name string, read []string) bool {
+	for _, r := range read {
+		if name != r && sameHeaderName(name, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // joinHop returns the list values with hop appended, as one field value.

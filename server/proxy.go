@@ -1,12 +1,15 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -29,7 +32,8 @@ import (
 // Host with cfg.PreserveHost, and learns of the client as id judges it
 // (see forward). A request the upstream fails is logged to failures, its
 // path cut to maxLoggedPath bytes. It has connections.write_timeout
-// to start its answer (else 504), which may then stream for as long as it
+// to start its answer (else 504; counted from the end of a request body
+// it reads, see watchedBody), which may then stream for as long as it
 // moves data (see streamWriter); connections switched to another protocol
 // join switched. A request's body, once the proxy reads it, is bounded by
 // connections.read_timeout between reads, not in all (see watchedBody),
@@ -60,7 +64,7 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 	if tlsConfig != nil {
 		transport.TLSClientConfig = tlsConfig
 	}
-	own := ownFields(mw)
+	own, read := ownFields(mw), mw.RequestHeaders()
 	proxy := &httputil.ReverseProxy{
 		Transport: transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -69,6 +73,7 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 				pr.Out.Host = pr.In.Host
 			}
 			forward(pr, mw)
+			dropOtherSpellings(pr.Out.Header, read)
 		},
 		// An upstream may answer a body that broke off (its handler read an
 		// early EOF); the client's failure decides the answer then too.
@@ -121,7 +126,7 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 		rc := http.NewResponseController(w)
 		var body *watchedBody
 		if r.Body != nil && r.Body != http.NoBody {
-			body = &watchedBody{ReadCloser: r.Body, rc: rc, idle: conns.ReadTimeout}
+			body = &watchedBody{ReadCloser: r.Body, rc: rc, idle: conns.ReadTimeout, write: conns.WriteTimeout}
 			ctx = context.WithValue(ctx, watchedKey{}, body)
 			defer body.stop()
 		}
@@ -129,11 +134,158 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 		if body != nil {
 			r.Body = body
 		}
-		sw := &streamWriter{ResponseWriter: w, rc: rc, idle: conns.StreamIdleTimeout,
+		sw := &streamWriter{ResponseWriter: w, rc: rc, idle: conns.StreamIdleTimeout, body: body,
 			cancel: cancel, switched: switched, fields: w.Header().Clone()}
 		defer sw.stop()
 		proxy.ServeHTTP(sw, r)
 	}), transport.CloseIdleConnections, nil
+}
+
+// paramOverride returns the method by which the limits of st judge r: a POST
+// whose _method parameter (methodParam: of its query, or of a form body,
+// read by paramOverrideOf) names another method, which Laravel and Rails
+// serve as that method, is judged as the method named when cfg judges
+// that at least as strictly as a POST (judgedAsStrictly), so that the
+// client pays what the upstream serves; as the POST it is when cfg judges
+// the POST at least as strictly as the method named (it is charged at
+// least as much). Any other request, a POST naming no other method, and
+// every request under a cfg that judges none by its method (st.namesMethod:
+// no body is read) are judged as sent. An error, the detail of a 400
+// given before the limits decide, for a POST naming a method neither of
+// which judges it alone, two methods, or one that is not a method.
+func paramOverride(st *state, r *http.Request) (string, error) {
+	if r.Method != http.MethodPost || !st.namesMethod {
+		return r.Method, nil
+	}
+	cfg := st.cfg
+	m, err := paramOverrideOf(r)
+	switch {
+	case err != nil:
+		return "", err
+	case m == "" || m == http.MethodPost:
+		return r.Method, nil
+	case judgedAsStrictly(cfg, m, http.MethodPost):
+		return m, nil
+	case judgedAsStrictly(cfg, http.MethodPost, m):
+		return r.Method, nil
+	}
+	return "", fmt.Errorf("a POST with _method=%s, which upstreams that honour it (Laravel, Rails) serve as a %s: the configuration judges some request more strictly as a POST than as a %s and some more strictly as a %s than as a POST (a cost, rule or exemption by method), so neither method alone judges it; send the %s itself", m, m, m, m, m)
+}
+
+// sentMethodKey is the context key of the method a request judged as
+// another (judgedAs) was sent with.
+type sentMethodKey struct{}
+
+// judgedAs returns r as the limits judge it by the method m
+// (paramOverride): r itself when m is its method, else a shallow copy of
+// r with m for method, whose context keeps r's for sentAs.
+func judgedAs(r *http.Request, m string) *http.Request {
+	if m == r.Method {
+		return r
+	}
+	j := r.WithContext(context.WithValue(r.Context(), sentMethodKey{}, r.Method))
+	j.Method = m
+	return j
+}
+
+// sentAs returns r, a request the limits judged (judgedAs), with the
+// method it was sent with: a shallow copy, r itself when that is its
+// method.
+func sentAs(r *http.Request) *http.Request {
+	m, ok := r.Context().Value(sentMethodKey{}).(string)
+	if !ok || m == r.Method {
+		return r
+	}
+	s := r.WithContext(r.Context())
+	s.Method = m
+	return s
+}
+
+// paramOverrideOf returns the method that r's methodParam parameters name
+// (overrides), of its query string and of a form body
+// (application/x-www-form-urlencoded or multipart/form-data, its fields,
+// not its files): as far as its first httplimit.MaxKeyBody bytes hold
+// whole fields, the bound of the bodies the middleware reads for its
+// form: keys, and as those within the listener's read_timeout. r.Body is
+// replaced by what was read followed by the rest, closed with the
+// original, so that the body is read once; a body of another type is not
+// read.
+func paramOverrideOf(r *http.Request) (string, error) {
+	var o overrides
+	if q := r.URL.RawQuery; q != "" {
+		params, _ := url.ParseQuery(q) // the parameters before a malformed one are kept
+		o.addParams(params)
+	}
+	t, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch t {
+	case "application/x-www-form-urlencoded":
+		if body, cut := readFormPrefix(r); body != nil {
+			if cut {
+				body = body[:max(bytes.LastIndexByte(body, '&'), 0)] // the last field may be cut short
+			}
+			fields, _ := url.ParseQuery(string(body)) // the fields before a malformed one are kept
+			o.addParams(fields)
+		}
+	case "multipart/form-data":
+		if body, _ := readFormPrefix(r); body != nil && params["boundary"] != "" {
+			o.addParams(multipartFields(body, params["boundary"]))
+		}
+	}
+	return o.named("the _method parameters")
+}
+
+// readFormPrefix reads up to httplimit.MaxKeyBody bytes of r's body and
+// replaces r.Body by them followed by the rest; cut reports a body longer
+// than what was read. nil for no body, or one that failed (the proxy
+// reads on and answers its failure).
+func readFormPrefix(r *http.Request) (prefix []byte, cut bool) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, false
+	}
+	read, err := io.ReadAll(io.LimitReader(r.Body, httplimit.MaxKeyBody+1))
+	r.Body = replayed{Reader: io.MultiReader(bytes.NewReader(read), r.Body), Closer: r.Body}
+	if err != nil {
+		return nil, false
+	}
+	if len(read) > httplimit.MaxKeyBody {
+		return read[:httplimit.MaxKeyBody], true
+	}
+	return read, false
+}
+
+// replayed is a request body whose first bytes were read.
+type replayed struct {
+	io.Reader
+	io.Closer
+}
+
+// maxFormParts bounds the parts of a multipart/form-data body read for its
+// _method: a body of httplimit.MaxKeyBody bytes holds fewer fields worth
+// reading.
+const maxFormParts = 1000
+
+// multipartFields returns the fields of a multipart/form-data body, its
+// files left out, as far as it reads: the fields before a malformed or cut
+// part are kept.
+func multipartFields(body []byte, boundary string) url.Values {
+	form := url.Values{}
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	for range maxFormParts {
+		p, err := mr.NextPart()
+		if err != nil {
+			break
+		}
+		name := p.FormName()
+		if name == "" || p.FileName() != "" {
+			continue
+		}
+		v, err := io.ReadAll(p) // within the body, at most MaxKeyBody bytes
+		if err != nil {
+			break
+		}
+		form.Add(name, string(v))
+	}
+	return form
 }
 
 // watchedBody is a request body the proxy reads. It keeps the error that
@@ -144,17 +296,25 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 // client_body_timeout) to bring data, no bound with idle 0 — a stalled
 // body is cut as soon as before, a moving one is not. A body read
 // whole is bounded no more: on HTTP/1.1 the server then reads on, to learn
-// whether the client left, for as long as the answer streams. The
-// transport reads the body on a goroutine of its own, which may outlive
-// the handler: stop, before the handler returns, ends the extensions (the
-// connection may be serving another request by then).
+// whether the client left, for as long as the answer streams. Until the
+// answer starts, each read also gives the answer write (write_timeout)
+// more to start, and the body's end gives it write from then: on HTTP/2
+// the listener's write_timeout runs from the stream's opening and resets
+// the stream when it passes, which would cut a client-streaming call or
+// a long upload that still moves data. Once the answer started, its
+// writer bounds the writes (see streamWriter). The transport reads the
+// body on a goroutine of its own, which may outlive the handler: stop,
+// before the handler returns, ends the extensions (the connection may be
+// serving another request by then).
 type watchedBody struct {
 	io.ReadCloser
-	rc    *http.ResponseController
-	idle  time.Duration
-	err   atomic.Pointer[error]
-	mu    sync.Mutex
-	ended bool // the body ended, or the handler returned: no more extensions
+	rc       *http.ResponseController
+	idle     time.Duration
+	write    time.Duration // write_timeout: the answer's time to start; 0, no bound
+	err      atomic.Pointer[error]
+	mu       sync.Mutex
+	ended    bool // the body ended, or the handler returned: no more extensions
+	answered bool // the answer started: the body no longer moves the write deadline
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
@@ -170,21 +330,26 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 }
 
 // extend gives the body idle more to bring its next byte (lifts the bound
-// with idle 0), until it ends.
+// with idle 0), and an answer not started yet write more to start, until
+// the body ends.
 func (b *watchedBody) extend() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.ended {
 		return
 	}
+	now := time.Now()
 	var deadline time.Time
 	if b.idle > 0 {
-		deadline = time.Now().Add(b.idle)
+		deadline = now.Add(b.idle)
 	}
 	b.rc.SetReadDeadline(deadline)
+	b.awaitAnswer(now)
 }
 
-// end ends the extensions; a body read whole lifts its bound.
+// end ends the extensions as the body ends (whole, or broken off): a body
+// read whole lifts its bound, and an answer not started yet has write from
+// now to start (the upstream's, or the proxy's answer to a failed body).
 func (b *watchedBody) end(whole bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -195,10 +360,35 @@ func (b *watchedBody) end(whole bool) {
 	if whole {
 		b.rc.SetReadDeadline(time.Time{})
 	}
+	b.awaitAnswer(time.Now())
+}
+
+// awaitAnswer gives an answer not started yet write from now to start (b.mu
+// held); nothing with write 0, which bounds nothing.
+func (b *watchedBody) awaitAnswer(now time.Time) {
+	if !b.answered && b.write > 0 {
+		b.rc.SetWriteDeadline(now.Add(b.write))
+	}
+}
+
+// answering tells b that the answer started: the body no longer moves the
+// write deadline, which the answer's writer keeps from then on. A nil b
+// (a request without a body) has nothing to tell.
+func (b *watchedBody) answering() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.answered = true
 }
 
 // stop ends the extensions when the handler returns.
-func (b *watchedBody) stop() { b.end(false) }
+func (b *watchedBody) stop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ended = true
+}
 
 // watchedKey is the context key of a request's watchedBody: the proxy
 // hands the error handler and ModifyResponse its outbound copy, whose body
@@ -219,10 +409,12 @@ func (b *watchedBody) failed() error {
 }
 
 // limitsInFront is the middleware in front of the proxy
-// (httplimit.Middleware): who a request's client is (see forward), and the
-// fields it writes on the answers it admits.
+// (httplimit.Middleware): who a request's client is (see forward), the
+// headers it reads (see dropOtherSpellings), and the fields it writes on
+// the answers it admits.
 type limitsInFront interface {
 	clientJudge
+	RequestHeaders() []string
 	ResponseHeaders() []string
 	Counts() map[string]string
 }

@@ -238,6 +238,9 @@ type state struct {
 	// namesHost is namesHost(cfg): whether forward-auth warns of a request
 	// without X-Forwarded-Host.
 	namesHost bool
+	// namesMethod is namesMethod(cfg): whether the proxy reads a POST's
+	// _method (paramOverride).
+	namesMethod bool
 }
 
 // New builds a Server from opts.

@@ -12,7 +12,8 @@ import (
 
 // streamWriter is the writer the reverse proxy answers through. The
 // listener's write_timeout bounds the wait for the upstream's answer to
-// start; from then on the answer lives as long as it moves data, as an
+// start, from the request's body's end while the proxy reads a body (see
+// watchedBody); from then on the answer lives as long as it moves data, as an
 // event stream or a long download does: each write must finish, and the
 // next begin, within idle of the last, else the request is cancelled (the
 // proxy then aborts the answer); with idle 0 nothing bounds it once it
@@ -26,7 +27,8 @@ type streamWriter struct {
 	idle     time.Duration
 	cancel   context.CancelFunc
 	switched *switchedConns
-	timer    *time.Timer // from the answer's start: cancels after idle
+	body     *watchedBody // the request's body, told when the answer starts; then nil
+	timer    *time.Timer  // from the answer's start: cancels after idle
 	// fields are the answer's header fields set before the upstream
 	// answered (the RateLimit fields): the proxy clears the header after
 	// an interim (1xx) answer, and the final answer gets them back, as it
@@ -40,6 +42,10 @@ type streamWriter struct {
 // With idle 0 it lifts the listener's write_timeout as the answer starts,
 // and bounds nothing after.
 func (w *streamWriter) extend() {
+	if w.body != nil {
+		w.body.answering()
+		w.body = nil
+	}
 	if w.idle <= 0 {
 		if !w.unbounded {
 			w.unbounded = true
