@@ -247,10 +247,12 @@ func firstOf(vs ...string) string {
 // their configuration, ASP.NET Core, Rack and Express when configured to),
 // and the front proxy passes the header on: the client must pay what that
 // method costs. The middleware judges one method, so the request is judged
-// by the one named only when that is at least as strict as POST under cfg
-// (judgedAsStrictly), and its degradation classes under both; an
-// error (a 400, nothing spent) otherwise, and for overrides that name two
-// methods or no method.
+// by the one named when that is at least as strict as POST under cfg
+// (judgedAsStrictly), and its degradation classes under both; as the POST
+// it is (nil, orig unchanged) when the POST is at least as strict as the
+// method named, as the reverse proxy judges a _method (paramOverride); an
+// error (a 400, nothing spent) when neither is, and for overrides that
+// name two methods or no method.
 func judgeOverride(cfg *config.Config, orig *http.Request, h http.Header) (posted *http.Request, err error) {
 	if orig.Method != http.MethodPost {
 		return nil, nil // only a POST is overridden
@@ -260,6 +262,9 @@ func judgeOverride(cfg *config.Config, orig *http.Request, h http.Header) (poste
 		return nil, err
 	}
 	if !judgedAsStrictly(cfg, m, http.MethodPost) {
+		if judgedAsStrictly(cfg, http.MethodPost, m) {
+			return nil, nil // the POST pays at least what the method named would
+		}
 		return nil, fmt.Errorf("a POST with a method override to %s (X-HTTP-Method-Override, X-HTTP-Method or X-Method-Override, or the query's _method), which upstreams that honour it serve as a %s: the configuration judges some request more strictly as a POST than as a %s (a cost, rule or exemption by method), so neither method alone judges it; have the front proxy drop those headers, and send the %s itself rather than _method", m, m, m, m)
 	}
 	p := *orig

@@ -126,3 +126,18 @@ func TestForwardAuthRefusesAnOverrideItCannotJudge(t *testing.T) {
 		}
 	}
 }
+
+// A described POST whose override names a method the configuration judges
+// less strictly than a POST (a GET, where a POST costs 2 and nothing names
+// GET) is judged as the POST it is, as the reverse proxy judges a _method:
+// the client pays at least what the API serves, and nothing is refused
+// that one method alone judges.
+func TestForwardAuthJudgesAnOverrideToALaxerMethodAsThePost(t *testing.T) {
+	f := newFixture(t, strings.Replace(overrideConfig, `"DELETE /api/items/{id}": 3`, `"POST /api/": 2`, 1))
+	r := f.do(t, "GET", "/v1/forward-auth", "", map[string]string{"X-Original-Method": "POST", "X-Original-URI": "/api/items/1",
+		"X-Forwarded-For": "198.51.100.30", "X-HTTP-Method-Override": "GET"})
+	body := readAll(t, r)
+	if rl := r.Header.Get("RateLimit"); r.StatusCode != 200 || !strings.HasPrefix(rl, `"per-minute";r=1`) {
+		t.Errorf("POST /api/items/1 with X-HTTP-Method-Override: GET: %d RateLimit %q %s, want 200 and r=1 (the POST's 2 of 3)", r.StatusCode, rl, body)
+	}
+}
