@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync/atomic"
 	"testing"
@@ -58,26 +59,34 @@ func TestAnApplyIsNotHeldPastItsTimeoutByTheWatchsRedial(t *testing.T) {
 	proxy.ResetAll()
 	c := sluice.Check{Key: "k", Limit: sluice.FixedWindow(1000, time.Hour), Cost: 1}
 	out := make([]sluice.Status, 1)
-	var took []time.Duration
-	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(43 * time.Millisecond) {
-		start := time.Now()
-		s.Apply(context.Background(), []sluice.Check{c}, out)
-		took = append(took, time.Since(start))
-	}
-	if n := missed.Load(); n < 5 {
-		t.Fatalf("the watch found the connection gone %d times in 3 s, want it redialing", n)
-	}
-	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-	slow := 0
-	for _, d := range took {
-		if d > 3*timeout {
-			slow++
+	// A busy machine may hold a call or two, and once in a while a run of
+	// them (a CI run beside other test processes: 6 of 37 once); the
+	// watch's redial, every 100 ms for up to 100 ms, holds many in every
+	// run. So the calls are timed over 3 s, and again when too many were
+	// slow: held behind the redial, both runs are.
+	var why string
+	for run := 1; run <= 2; run++ {
+		var took []time.Duration
+		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(43 * time.Millisecond) {
+			start := time.Now()
+			s.Apply(context.Background(), []sluice.Check{c}, out)
+			took = append(took, time.Since(start))
 		}
+		if n := missed.Load(); n < 5 {
+			t.Fatalf("the watch found the connection gone %d times in 3 s, want it redialing", n)
+		}
+		sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+		slow := 0
+		for _, d := range took {
+			if d > 3*timeout {
+				slow++
+			}
+		}
+		if slow <= len(took)/10 {
+			return
+		}
+		why += fmt.Sprintf("\nrun %d: %d of %d calls under a Timeout of %v took more than %v (median %v, slowest %v)",
+			run, slow, len(took), timeout, 3*timeout, took[len(took)/2], took[len(took)-1])
 	}
-	// A busy machine may hold a call or two; the watch's redial, every
-	// 100 ms for up to 100 ms, would hold most of them.
-	if slow > len(took)/10 {
-		t.Errorf("%d of %d calls under a Timeout of %v took more than %v (median %v, slowest %v): held behind the watch's redial",
-			slow, len(took), timeout, 3*timeout, took[len(took)/2], took[len(took)-1])
-	}
+	t.Errorf("held behind the watch's redial in two runs:%s", why)
 }
