@@ -86,6 +86,19 @@ func New(baseURL string, opts ...Option) *Client {
 	return c
 }
 
+// CloseIdleConnections closes the connections of the Client's pool that
+// no request is using, as http.Client.CloseIdleConnections does (of the
+// http.Client WithHTTPClient gave, its Transport's); connections in use
+// close once idle. A program that replaces its Client (a reload) calls it
+// on the old one, whose pool would otherwise keep its connections until
+// they time out (90 s by default). The Client stays usable: a later Check
+// dials again. The zero Client has no pool.
+func (c *Client) CloseIdleConnections() {
+	if c.http != nil {
+		c.http.CloseIdleConnections()
+	}
+}
+
 // followingOnlyPOSTs returns a copy of hc that follows a redirect only
 // when it keeps the decision API's POST, its body and its token: a 307 or
 // 308 to the same origin (sluice's own redirect of a path that is not

@@ -160,7 +160,15 @@ type FieldError struct {
 // Error returns the problem with its field:
 //
 //	envoy: Options.Headers: "draft-7" is not one of ietf, draft-6, none
-func (e *FieldError) Error() string { return "envoy: Options." + e.Field + ": " + e.Err.Error() }
+//
+// A FieldError without Err says "invalid".
+func (e *FieldError) Error() string {
+	why := "invalid"
+	if e.Err != nil {
+		why = e.Err.Error()
+	}
+	return "envoy: Options." + e.Field + ": " + why
+}
 
 // Unwrap returns e.Err.
 func (e *FieldError) Unwrap() error { return e.Err }

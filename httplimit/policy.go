@@ -54,8 +54,12 @@ type Policy struct {
 	AnonymousPlan string
 }
 
-// Plan returns the plan called name, or nil.
+// Plan returns the plan called name, or nil (always nil for a nil Policy,
+// the zero Middleware's).
 func (p *Policy) Plan(name string) *Plan {
+	if p == nil {
+		return nil
+	}
 	for _, pl := range p.Plans {
 		if pl.Name == name {
 			return pl
@@ -65,11 +69,17 @@ func (p *Policy) Plan(name string) *Plan {
 }
 
 // Checks appends to dst the checks of one request of cost units by subject
-// on plan: the plan's limits, then the global limits. It allocates nothing
-// when dst has room.
+// on plan: the plan's limits (none for a nil plan, Plan's answer for a
+// name it does not know), then the global limits (none for a nil Policy).
+// It allocates nothing when dst has room.
 func (p *Policy) Checks(dst []sluice.Check, plan *Plan, subject string, cost int64) []sluice.Check {
-	for _, l := range plan.Limits {
-		dst = append(dst, sluice.Check{Key: subject, Limit: l, Cost: cost})
+	if plan != nil {
+		for _, l := range plan.Limits {
+			dst = append(dst, sluice.Check{Key: subject, Limit: l, Cost: cost})
+		}
+	}
+	if p == nil {
+		return dst
 	}
 	for _, l := range p.Global {
 		dst = append(dst, sluice.Check{Key: GlobalSubject, Limit: l, Cost: cost})

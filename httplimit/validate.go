@@ -27,7 +27,15 @@ type FieldError struct {
 // Error returns the problem with its field:
 //
 //	httplimit: Options.DefaultPlan: "fre" is not a plan (plans: free, pro)
-func (e *FieldError) Error() string { return "httplimit: Options." + e.Field + ": " + e.Err.Error() }
+//
+// A FieldError without Err says "invalid".
+func (e *FieldError) Error() string {
+	why := "invalid"
+	if e.Err != nil {
+		why = e.Err.Error()
+	}
+	return "httplimit: Options." + e.Field + ": " + why
+}
 
 // Unwrap returns e.Err.
 func (e *FieldError) Unwrap() error { return e.Err }
