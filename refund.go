@@ -31,13 +31,13 @@ type Refunder interface {
 	// made since the receipt: in both stores of this module, a receipt
 	// given at or before the reset refunds nothing, and the state the key
 	// counts afresh since keeps its count (each store remembers a reset
-	// for a bounded time: see its Reset). A state evicted since the
-	// receipt (the memory store's, to make room; Redis's, by its
-	// maxmemory-policy) and counted afresh in the window that counted the
-	// charge: the Redis store leaves the new state alone, as it was
-	// created after the receipt; the memory store takes the refund out of
-	// the new count (never below zero), on top of the count the eviction
-	// gave back.
+	// for a bounded time: see its Reset). Nor does it reach a state
+	// created since a state that counted the receipt was evicted (the
+	// memory store's, to make room; Redis's, by its maxmemory-policy):
+	// the state the key counts afresh keeps its count. The Redis store
+	// knows when each state was created; the memory store remembers an
+	// eviction as it does a reset, for a bounded time and number (see
+	// its Refund).
 	Refund(ctx context.Context, checks []Check, charged []int64) error
 }
 

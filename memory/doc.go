@@ -54,10 +54,12 @@
 // states it looks at is back at full quota, and takes the least used of
 // them; each eviction of a key's state admits it at most what it had used
 // beyond its limit, less than the limit's burst (at most the burst for a
-// leaky bucket whose queue admits with a delay), and the refunds of
-// receipts from before the eviction at most as much again (see
-// Store.Refund). Stats.Evictions counts them; a store with room for the
-// states of every key active within the longest window evicts none.
+// leaky bucket whose queue admits with a delay). A receipt from before the
+// eviction is not refunded into the key's fresh state, while the shard
+// remembers the eviction (see Store.Refund; past that bound, such refunds
+// give it at most as much again). Stats.Evictions counts them; a store
+// with room for the states of every key active within the longest window
+// evicts none.
 //
 // The rule, among the states the store looks at (never those the call
 // being decided checks; its keys' other states count as any other):

@@ -144,12 +144,18 @@ func (sh *shard) evict(s *Store, now int64, protect guard) (room, int64) {
 	if v.side >= 0 {
 		if v.r.class != classFull {
 			ss := &sh.side[h][v.side]
-			book := ss.state()
-			sh.noteEvicted(h, s.limits.of(ss.ref), &book, now)
+			log := ss.state()
+			sh.noteEvicted(h, s.limits.of(ss.ref), &log, max(now, s.clock.notBefore()))
 		}
 		sh.dropSide(h, v.side)
 	} else {
-		a.clear(s.limits.of(uint32(a.w[v.slot]>>metaRefPos)).kind, v.slot)
+		lr := s.limits.of(uint32(a.w[v.slot] >> metaRefPos))
+		if v.r.class != classFull {
+			var st sluice.State
+			a.read(lr.kind, v.slot, &st)
+			sh.noteEvicted(h, lr, &st, max(now, s.clock.notBefore()))
+		}
+		a.clear(lr.kind, v.slot)
 	}
 	sh.keys--
 	if v.r.class == classFull {

@@ -13,11 +13,17 @@ import (
 // sliding counter or sliding log with a non-zero receipt (Status.Charged),
 // it takes the check's Cost back out of the key's state while the window
 // that counted it still counts it. A key the store no longer holds (swept
-// or evicted) has nothing to give back; one evicted and counted afresh in
-// the same window has its new count reduced (never below zero), unlike the
-// Redis store's, which leaves a state created after the receipt alone; one
-// Reset is not: a receipt given at or before the reset is not refunded
-// (see Reset). ctx is not consulted (see Store). It
+// or evicted) has nothing to give back. A receipt given at or before a
+// Reset of the key is not refunded into the state it counts since (see
+// Reset), nor one given at or before an eviction of a state that still
+// counted something (the eviction is noted as a reset is, at a time no
+// earlier than any receipt the state gave), as the Redis store leaves a
+// state created after the receipt alone. Evictions are remembered with
+// the resets (for two windows and a second; a sliding log's, for one),
+// in the same bound of 256 per shard, never pushing out a Reset's note:
+// past it, a receipt from before an older eviction may be refunded into
+// its key's fresh count, never below zero. ctx is not consulted (see
+// Store). It
 // fails when charged is not as long as checks, and when a check to refund
 // has a limit that cannot be decided (Limit.Err), with an error wrapping
 // sluice.ErrInvalidCheck, and then refunds nothing.

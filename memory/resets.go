@@ -6,8 +6,9 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
-// maxResetsPerShard bounds the resets a shard remembers (see resetRecord):
-// past it, those over drop first, then any one.
+// maxResetsPerShard bounds the resets and evictions a shard remembers
+// (see resetRecord): past it, those over drop first, then notes of
+// evictions, and a Reset's note only for another Reset's.
 const maxResetsPerShard = 256
 
 // resetID names one state a shard may hold: its key's hash and its
@@ -17,14 +18,16 @@ type resetID struct {
 	ref uint32
 }
 
-// resetRecord is when Reset forgot a state that a receipt or a lease
-// from before it could still reach (µs since sluice.Epoch: no earlier than
-// any receipt it forgot, see Reset), and until when one could still change
-// the state that came after: for a fixed window or sliding counter, a
-// refund, for two windows and a second more; for a concurrency limit, a
-// release, for the lease TTL and a second more.
+// resetRecord is when Reset forgot a state, or an eviction freed one
+// (evicted), that a receipt or a lease from before it could still reach
+// (µs since sluice.Epoch: no earlier than any receipt it forgot, see
+// Reset), and until when one could still change the state that came
+// after: for a fixed window or sliding counter, a refund, for two windows
+// and a second more; for a sliding log, a refund, and for a concurrency
+// limit, a release, for the window (the lease TTL) and a second more.
 type resetRecord struct {
 	at, until int64
+	evicted   bool
 }
 
 // resetLife returns how long a reset of l's state must be remembered (see
@@ -43,60 +46,121 @@ func resetLife(l *sluice.Limit) (int64, bool) {
 	return 0, false
 }
 
+// evictedLife is resetLife for an eviction (see noteEvicted), which also
+// keeps a sliding log's receipts out of the log its key builds since, as
+// the Redis store does (a receipt from before a state's creation is
+// skipped): at that receipt's µs, that log may hold an entry of its own.
+func evictedLife(l *sluice.Limit) (int64, bool) {
+	if l.Algorithm() == sluice.AlgorithmSlidingLog {
+		return int64((l.Window() + time.Second) / time.Microsecond), true
+	}
+	return resetLife(l)
+}
+
 // noteReset remembers that h's state of lr was reset at now, for limit
 // l, when a refund or a release can reach its algorithm's fresh state (see
 // resetLife); the caller holds sh.mu. A reset it still remembers of the
 // state at a later time (one that counted the newest lease's stamp) keeps
 // that time: whatever was before it is before this one.
 func (sh *shard) noteReset(h hash, lr *limitRef, l *sluice.Limit, now int64) {
-	life, ok := resetLife(l)
-	if !ok {
-		return
+	if life, ok := resetLife(l); ok {
+		sh.note(resetID{h, lr.ref}, now, life, false)
 	}
+}
+
+// note remembers that the state id was reset (or, if evicted, evicted) at
+// at, for life µs (see resetRecord). A note it still holds of the state
+// at a later time keeps that time, and a Reset's note stays one. Past
+// maxResetsPerShard, the notes over drop, then evictions' notes: an
+// eviction's note, when only Resets' are left, is not kept, so that a
+// flood of evictions never makes a receipt or lease from before a Reset
+// reach its fresh state. The caller holds sh.mu.
+func (sh *shard) note(id resetID, at, life int64, evicted bool) {
 	if sh.resets == nil {
 		sh.resets = map[resetID]resetRecord{}
 	}
-	at := now
-	if r, ok := sh.resets[resetID{h, lr.ref}]; ok && r.until > now {
+	if r, ok := sh.resets[id]; ok && r.until > at {
 		at = max(at, r.at)
+		evicted = evicted && r.evicted
+	} else if !ok && !sh.roomForNote(at, evicted) {
+		return
 	}
-	if len(sh.resets) >= maxResetsPerShard {
-		for id, r := range sh.resets {
-			if r.until <= now {
-				delete(sh.resets, id)
-			}
-		}
-		for id := range sh.resets {
-			if len(sh.resets) < maxResetsPerShard {
-				break
-			}
+	sh.resets[id] = resetRecord{at: at, until: at + life, evicted: evicted}
+}
+
+// roomForNote makes room for one more note at now (see note): when the
+// shard holds maxResetsPerShard, it drops the notes over, then, while it
+// still holds that many, notes of evictions, then, for a Reset's note, any
+// note. For an eviction's note it drops notes down to three quarters of the
+// bound, so that a flood of evictions scans the notes once per quarter of
+// them. It reports whether there is room; the caller holds sh.mu.
+func (sh *shard) roomForNote(now int64, evicted bool) bool {
+	if len(sh.resets) < maxResetsPerShard {
+		return true
+	}
+	keep := maxResetsPerShard - 1
+	if evicted {
+		keep = maxResetsPerShard * 3 / 4
+	}
+	for id, r := range sh.resets {
+		if r.until <= now {
 			delete(sh.resets, id)
 		}
 	}
-	sh.resets[resetID{h, lr.ref}] = resetRecord{at: at, until: at + life}
+	for id, r := range sh.resets {
+		if len(sh.resets) <= keep {
+			break
+		}
+		if r.evicted {
+			delete(sh.resets, id)
+		}
+	}
+	for id := range sh.resets {
+		if evicted || len(sh.resets) <= keep {
+			break
+		}
+		delete(sh.resets, id)
+	}
+	return len(sh.resets) < maxResetsPerShard
 }
 
-// noteEvicted remembers, as Reset does (see noteReset), that h's lease
-// book of lr, book, was evicted at now holding a lease that may still be
-// given back: from then on a lease stamped at or before its newest one
-// frees nothing, so that it never frees a lease of the book its key builds
-// since that carries the same stamp (see seedLeases). The rule evicts a
-// book only once it is back at full quota (see judge), with every lease
-// expired: the leases taken since are stamped after them, and that
-// eviction needs no note. The caller holds sh.mu.
-func (sh *shard) noteEvicted(h hash, lr *limitRef, book *sluice.State, now int64) {
-	n := len(book.Log)
-	if lr == nil || lr.key.alg != sluice.AlgorithmConcurrency || n == 0 {
+// noteEvicted remembers, as Reset does (see noteReset), that h's state of
+// lr, st, was evicted at now while it still counted something, when a
+// receipt or a lease from before it could reach the state its key builds
+// since (see evictedLife): from then on a receipt at or before the
+// eviction's time is not refunded (see Store.Refund), and a lease stamped
+// at or before it frees nothing, so that it never frees a lease of the
+// book its key builds since that carries the same stamp (see seedLeases).
+// now is no earlier than any receipt the state gave (the clock's
+// notBefore, as Reset's time); the eviction's time is that or, if later,
+// the newest entry of a log (a lease is stamped a µs after the one before,
+// maybe ahead of the clock). The note lasts for the longest window among
+// lr's limits, and is bounded apart from Resets' (see note): past the
+// bound, a receipt from before an older eviction may be refunded into its
+// key's fresh state. The rule evicts a lease book only once it is back at
+// full quota (see judge), with every lease expired: the leases taken since
+// are stamped after them, and that eviction needs no note. The caller
+// holds sh.mu.
+func (sh *shard) noteEvicted(h hash, lr *limitRef, st *sluice.State, now int64) {
+	if lr == nil || st.A == 0 && st.B == 0 && len(st.Log) == 0 {
 		return
 	}
 	ls := lr.list()
-	longest := &ls[0].Limit // the longest lease TTL: the note outlives every lease
+	longest := &ls[0].Limit // the longest window: the note outlives every receipt and lease
 	for j := range ls {
 		if ls[j].Limit.Window() > longest.Window() {
 			longest = &ls[j].Limit
 		}
 	}
-	sh.noteReset(h, lr, longest, max(now, book.Log[n-1].At))
+	life, ok := evictedLife(longest)
+	if !ok {
+		return
+	}
+	at := now
+	if n := len(st.Log); n > 0 {
+		at = max(at, st.Log[n-1].At)
+	}
+	sh.note(resetID{h, lr.ref}, at, life, true)
 }
 
 // resetAt returns when h's state of lr was last reset, if the shard still

@@ -10,7 +10,9 @@ import (
 // with a non-zero lease, it gives back the lease of Cost units stamped
 // leases[i] (Status.Lease of the admitting call), so that the units are
 // free again before the lease time runs out. Other checks, zero leases and
-// leases that have already expired are skipped. Releases of keys in one
+// leases that have already expired are skipped, and so is a lease taken
+// before a Reset of its key and limit: the lease book built since never
+// held it (see Store.Reset), as on the memory store. Releases of keys in one
 // Cluster slot are one script run; an error wraps
 // sluice.ErrStoreUnavailable as Apply's do, and leaves the leases to
 // expire. Leases not one per check, or a check with a lease whose limit
@@ -22,7 +24,7 @@ func (s *Store) Release(ctx context.Context, checks []sluice.Check, leases []int
 	}
 	return s.stamped(ctx, s.scripts.release, "release script", checks, leases, func(a sluice.Algorithm) bool {
 		return a == sluice.AlgorithmConcurrency
-	}, false)
+	}, true)
 }
 
 var _ sluice.Releaser = (*Store)(nil)

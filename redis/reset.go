@@ -26,11 +26,20 @@ var loadResetScript = onceScript("reset.lua")
 // Units that a Leased (of this or another instance) leased from a state
 // before its reset were counted by that state alone: they are never given
 // back to the fresh one, whose count they would lower below what it
-// admitted. So that a give-back can tell, Reset leaves beside each state
-// of a leasable limit a key recording the time of the reset,
-// sluice:reset:{<subject>}:<limit-name>, which lives as long as such a
-// give-back could still change the state (the window and the next; a
-// bucket's refill of its burst). Before that run, it appends to the
+// admitted; nor is a receipt from before it refunded into the fresh one
+// (see Refund), nor a concurrency lease from before it given back out of
+// the fresh lease book (see Release), which would free a request in
+// flight since. So that a give-back can tell, Reset leaves beside each
+// state of a limit other than a sliding log a key recording the time of
+// the reset, sluice:reset:{<subject>}:<limit-name>, which lives as long as
+// such a give-back could still change the state (the window and the next;
+// a bucket's refill of its burst; a lease's time), and a second more. That
+// time is no earlier than any the deleted state records having counted (a
+// log's newest entry, a lease stamped ahead of the clock; a state's
+// creation or window start, ahead of a clock that stepped back), and a
+// concurrency limit's lease book starts afresh with an entry of no units
+// at that time, so that every lease taken since is stamped after it, as on
+// the memory store. Before that run, it appends to the
 // stream sluice:resets an announcement of the reset of every leasable
 // limit (if Redis does not take it, nothing is reset), and after it a
 // confirmation with the reset's time on Redis's clock, on which the
@@ -80,14 +89,15 @@ func (s *Store) reset(ctx context.Context, key string, limits []sluice.Limit) (i
 	runs := make([]rueidis.LuaExec, len(groups))
 	for j, idx := range groups {
 		gk := make([]string, 0, 2*len(idx))
-		args := make([]string, 1, 1+len(idx))
+		args := make([]string, 1, 1+2*len(idx))
 		args[0] = s.timeArg()
 		for _, i := range idx {
 			gk = append(gk, keys[i])
-			args = append(args, strconv.FormatInt(resetLife(limits[i]), 10))
+			args = append(args, strconv.FormatInt(resetKeyLife(limits[i]), 10))
 		}
 		for _, i := range idx {
 			gk = append(gk, resetKey(keys[i]))
+			args = append(args, bookTag(limits[i]))
 		}
 		runs[j] = rueidis.LuaExec{Keys: gk, Args: args}
 	}
@@ -124,12 +134,37 @@ func resetKey(stateKey string) string {
 	return "sluice:reset:" + strings.TrimPrefix(stateKey, "sluice:")
 }
 
+// resetKeyLife returns how long, in ms, reset.lua keeps the reset key of
+// l's state: resetLife, or for a concurrency limit, as long as a lease of
+// its book taken before the reset could still be given back (release.lua)
+// — its lease time — and a second more, as the memory store remembers
+// such a reset (memory's resetLife); 0 for a limit nothing taken before a
+// reset reaches the fresh state of (a sliding log's receipt names its
+// entry's instant, which a log written since holds only if it was charged
+// at that µs).
+func resetKeyLife(l sluice.Limit) int64 {
+	if l.Algorithm() == sluice.AlgorithmConcurrency && l.Err() == nil && l.Quantity() > 0 {
+		return min(int64(l.Window()/time.Microsecond), 1<<50)/1000 + 1000
+	}
+	return resetLife(l)
+}
+
+// bookTag returns the tag (g, see lua/state.lua) of l's lease book, which
+// reset.lua begins afresh at the reset's time (see Store.Reset), for a
+// concurrency limit; else "".
+func bookTag(l sluice.Limit) string {
+	if l.Algorithm() != sluice.AlgorithmConcurrency || resetKeyLife(l) == 0 {
+		return ""
+	}
+	return strconv.Itoa(int(sluice.AlgorithmConcurrency))
+}
+
 // resetLife returns how long, in ms, a reset of l's state must be
-// remembered: as long as a lease taken before it could still be given
-// back to a state written after it with any effect (see lease.lua) — a
-// window's lease in its window and, for a sliding counter, the next; a
-// bucket's until its whole burst has refilled — and a second more; 0 for
-// an algorithm that is never leased.
+// remembered for a quota lease (see Leased) taken before it: as long as
+// it could still be given back to a state written after it with any
+// effect (see lease.lua) — a window's lease in its window and, for a
+// sliding counter, the next; a bucket's until its whole burst has
+// refilled — and a second more; 0 for an algorithm that is never leased.
 func resetLife(l sluice.Limit) int64 {
 	if l.Err() != nil || l.Quantity() <= 0 {
 		return 0
