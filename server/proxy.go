@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/formbody"
 )
 
 // newProxy returns the handler admitted requests go to: a reverse proxy to
@@ -228,7 +228,7 @@ func paramOverrideOf(r *http.Request) (string, error) {
 		}
 	case "multipart/form-data":
 		if body, _ := readFormPrefix(r); body != nil && params["boundary"] != "" {
-			o.addParams(multipartFields(body, params["boundary"]))
+			o.addParams(formbody.Multipart(body, params["boundary"]))
 		}
 	}
 	return o.named("the _method parameters")
@@ -257,35 +257,6 @@ func readFormPrefix(r *http.Request) (prefix []byte, cut bool) {
 type replayed struct {
 	io.Reader
 	io.Closer
-}
-
-// maxFormParts bounds the parts of a multipart/form-data body read for its
-// _method: a body of httplimit.MaxKeyBody bytes holds fewer fields worth
-// reading.
-const maxFormParts = 1000
-
-// multipartFields returns the fields of a multipart/form-data body, its
-// files left out, as far as it reads: the fields before a malformed or cut
-// part are kept.
-func multipartFields(body []byte, boundary string) url.Values {
-	form := url.Values{}
-	mr := multipart.NewReader(bytes.NewReader(body), boundary)
-	for range maxFormParts {
-		p, err := mr.NextPart()
-		if err != nil {
-			break
-		}
-		name := p.FormName()
-		if name == "" || p.FileName() != "" {
-			continue
-		}
-		v, err := io.ReadAll(p) // within the body, at most MaxKeyBody bytes
-		if err != nil {
-			break
-		}
-		form.Add(name, string(v))
-	}
-	return form
 }
 
 // watchedBody is a request body the proxy reads. It keeps the error that
