@@ -126,8 +126,8 @@ type Connections struct {
 // keep-alive connections end after their next answer, so that a load
 // balancer watching readiness (a Kubernetes Service) stops sending it new
 // connections before its listeners close; then it closes them and gives the
-// requests in flight up to Drain to finish (and notify's queue as long
-// after).
+// requests in flight up to Drain to finish, and notify's queue what
+// remains of it.
 type Shutdown struct {
 	// Delay is 0 by default (stop at once), at most 5 minutes.
 	Delay time.Duration

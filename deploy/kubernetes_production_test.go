@@ -316,10 +316,10 @@ func TestKubernetesReplicasSpreadAcrossNodesAndSurviveDrains(t *testing.T) {
 
 // TestKubernetesGracePeriodHoldsTheShutdown: the pod's grace period holds
 // what sluice does on SIGTERM — shutdown.delay answering /readyz 503 while
-// the Service drops the pod, shutdown.drain for requests in flight, then
-// as long again for notify's queue — so the kubelet's SIGKILL never cuts
-// it short; and the delay is not zero, so that a rollout refuses no
-// connection routed to the pod after SIGTERM.
+// the Service drops the pod, shutdown.drain for requests in flight and
+// notify's queue, then the store's close (stopNeeds) — so the kubelet's
+// SIGKILL never cuts it short; and the delay is not zero, so that a
+// rollout refuses no connection routed to the pod after SIGTERM.
 func TestKubernetesGracePeriodHoldsTheShutdown(t *testing.T) {
 	t.Parallel()
 	kinds := readManifests(t)
@@ -327,9 +327,11 @@ func TestKubernetesGracePeriodHoldsTheShutdown(t *testing.T) {
 	if g := kinds["Deployment"].Spec.Template.Spec.TerminationGracePeriodSeconds; g != nil {
 		grace = time.Duration(*g) * time.Second
 	}
-	sd := servedConfig(t, kinds["ConfigMap"]).Shutdown
-	if need := sd.Delay + 2*sd.Drain; grace < need {
-		t.Errorf("terminationGracePeriodSeconds %v is under shutdown.delay %v + 2 × shutdown.drain %v = %v", grace, sd.Delay, sd.Drain, need)
+	cfg := servedConfig(t, kinds["ConfigMap"])
+	sd := cfg.Shutdown
+	if need := stopNeeds(cfg); grace < need {
+		t.Errorf("terminationGracePeriodSeconds %v is under the %v the ConfigMap's shutdown needs (shutdown.delay %v, shutdown.drain %v, the store's close)",
+			grace, need, sd.Delay, sd.Drain)
 	}
 	if sd.Delay == 0 {
 		t.Error("the ConfigMap's shutdown.delay is 0: connections the nodes still route to a terminating pod are refused")

@@ -159,8 +159,8 @@ func grepLines(text, s string) string {
 // TestSystemdStopTimeoutHoldsTheShutdown: the unit's TimeoutStopSec, read
 // by systemd-analyze, holds what sluice does on SIGTERM with the
 // configuration the unit reads (deploy/sluice.yaml): shutdown.delay,
-// shutdown.drain for requests in flight, then as long again for notify's
-// queue. Shorter, systemd's SIGKILL cuts the drain short.
+// shutdown.drain for requests in flight and notify's queue, then the
+// store's close (stopNeeds). Shorter, systemd's SIGKILL cuts it short.
 func TestSystemdStopTimeoutHoldsTheShutdown(t *testing.T) {
 	t.Parallel()
 	s := readUnit(t, readFile(t, unitFile))
@@ -178,8 +178,8 @@ func TestSystemdStopTimeoutHoldsTheShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if need := cfg.Shutdown.Delay + 2*cfg.Shutdown.Drain; timeout < need {
-		t.Errorf("%s: TimeoutStopSec %v is under deploy/sluice.yaml's shutdown.delay %v + 2 × shutdown.drain %v = %v",
-			unitFile, timeout, cfg.Shutdown.Delay, cfg.Shutdown.Drain, need)
+	if need := stopNeeds(cfg); timeout < need {
+		t.Errorf("%s: TimeoutStopSec %v is under the %v a stop with deploy/sluice.yaml needs (shutdown.delay %v, shutdown.drain %v, the store's close)",
+			unitFile, timeout, need, cfg.Shutdown.Delay, cfg.Shutdown.Drain)
 	}
 }

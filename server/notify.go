@@ -112,7 +112,7 @@ func newNotifier(reg prometheus.Registerer) *notifier {
 		}},
 		sent: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_notifications_total",
-			Help: "Notifications of quotas used (notify:), by result: sent (a 2xx), failed (no 2xx after every attempt), dropped (the queue was full).",
+			Help: "Notifications of quotas used (notify:), by result: sent (a 2xx), failed (no 2xx after every attempt), dropped (the queue was full, or a shutdown left it unsent).",
 		}, []string{"result"}),
 		seen:     map[string]bool{},
 		ring:     make([]string, 0, notifySeen),
@@ -276,35 +276,51 @@ func (nt *notifier) post() {
 	}
 }
 
-// post1 delivers q and counts how it went; once close has stopped the
-// poster, q is left unsent.
+// post1 delivers q and counts how it went: sent, failed, or — when close
+// stopped the poster before q's attempts were over, q waiting or its post
+// abandoned — left unsent (close counts it as dropped).
 func (nt *notifier) post1(q queued) {
 	if nt.ctx.Err() != nil {
 		nt.left.Add(1)
 		return
 	}
-	result := "failed"
-	if nt.deliver(q) {
-		result = "sent"
+	switch nt.deliver(q) {
+	case delivered:
+		nt.sent.WithLabelValues("sent").Inc()
+	case undelivered:
+		nt.sent.WithLabelValues("failed").Inc()
+	default:
+		nt.left.Add(1)
 	}
-	nt.sent.WithLabelValues(result).Inc()
 }
 
-// deliver posts q, trying notifyAttempts times, and reports whether a 2xx
-// answered.
-func (nt *notifier) deliver(q queued) bool {
+// delivery is how deliver ended.
+type delivery int
+
+const (
+	delivered   delivery = iota // a 2xx answered
+	undelivered                 // no 2xx after notifyAttempts attempts
+	abandoned                   // close stopped the poster first
+)
+
+// deliver posts q, trying notifyAttempts times, until a 2xx answers or
+// close stops the poster.
+func (nt *notifier) deliver(q queued) delivery {
 	body, _ := json.Marshal(&q.n) // a Notification always marshals
 	wait := time.Second
 	for attempt := 1; ; attempt++ {
 		if nt.send(q, body) {
-			return true
+			return delivered
+		}
+		if nt.ctx.Err() != nil { // close stopped the poster during the post
+			return abandoned
 		}
 		if attempt == notifyAttempts {
-			return false
+			return undelivered
 		}
 		select {
 		case <-nt.ctx.Done():
-			return false
+			return abandoned
 		case <-time.After(wait):
 			wait *= 2
 		}

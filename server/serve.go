@@ -22,8 +22,10 @@ type Listeners struct {
 
 // Run opens the configured listeners and serves on them until ctx is done
 // and the configuration's shutdown.delay has passed (see config.Shutdown),
-// then drains in-flight requests (up to DrainTimeout). It reloads on
-// Options.Reloads and, with WatchFile, on file change.
+// then drains in-flight requests and notify's queue, both within one
+// DrainTimeout (see Serve). It reloads on Options.Reloads and, with
+// WatchFile, on file change. It closes the Server (see Close) when it
+// returns, listeners it could not open included.
 func (s *Server) Run(ctx context.Context) error {
 	if s.zero() {
 		return errZero
@@ -31,11 +33,13 @@ func (s *Server) Run(ctx context.Context) error {
 	cfg := s.Config()
 	pub, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
+		s.Close()
 		return fmt.Errorf("server: listen: %w", err)
 	}
 	adm, err := net.Listen("tcp", cfg.Admin.Listen)
 	if err != nil {
 		pub.Close()
+		s.Close()
 		return fmt.Errorf("server: admin: %w", err)
 	}
 	return s.Serve(ctx, Listeners{Public: pub, Admin: adm})
@@ -43,26 +47,35 @@ func (s *Server) Run(ctx context.Context) error {
 
 // Close stops what New started besides the listeners: the refresh of
 // identity.jwt's keys (tokens are then verified with the keys fetched
-// last), the proxy's idle connections to the upstream, and notify's poster, after it has sent what is queued for up to
-// DrainTimeout (what it could not send is logged and counted as dropped).
-// Serve calls it when it returns; a Server that is never served must be
-// closed. It is idempotent.
+// last), the proxy's idle connections to the upstream, and notify's
+// poster, after it has sent what is queued for up to DrainTimeout (what
+// it could not send is logged and counted as dropped). Serve calls it when
+// it returns, giving notify's queue what remains of the drain instead; a
+// Server that is never served must be closed. It is idempotent.
 func (s *Server) Close() error {
 	if s.zero() {
 		return nil
 	}
+	s.closeWithin(s.drainTimeout())
+	return nil
+}
+
+// closeWithin is Close giving notify's queue up to within.
+func (s *Server) closeWithin(within time.Duration) {
 	s.tokens.close()
 	if st := s.state.Load(); st.closeIdle != nil {
 		st.closeIdle()
 	}
-	if left := s.notify.close(s.drainTimeout()); left > 0 {
-		s.log.Warn("notifications not sent at shutdown", "dropped", left, "timeout", s.drainTimeout())
+	if left := s.notify.close(within); left > 0 {
+		s.log.Warn("notifications not sent at shutdown", "dropped", left, "timeout", within)
 	}
-	return nil
 }
 
 // Serve is Run on listeners of the caller's. It closes them, and the
-// Server (see Close), when it returns.
+// Server (see Close), when it returns. Its shutdown has one deadline,
+// DrainTimeout after the listeners close: requests in flight have until
+// then, and notify's queue what remains of it once they have ended, so
+// that a shutdown takes shutdown.delay + DrainTimeout at most.
 func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	if s.zero() {
 		for _, l := range []net.Listener{ls.Public, ls.Admin, ls.Envoy} {
@@ -72,7 +85,14 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		}
 		return errZero
 	}
-	defer s.Close()
+	var drainEnd time.Time // the shutdown's deadline, once it has begun
+	defer func() {
+		within := s.drainTimeout()
+		if !drainEnd.IsZero() {
+			within = max(time.Until(drainEnd), 0)
+		}
+		s.closeWithin(within)
+	}()
 	if ls.Public == nil || ls.Admin == nil {
 		return errors.New("server: Serve needs the Public and Admin listeners")
 	}
@@ -136,7 +156,8 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	s.draining.Store(true)
 	stopWatch()
 	s.log.Info("shutting down, draining in-flight requests", "timeout", s.drainTimeout())
-	drain, cancel := context.WithTimeout(context.Background(), s.drainTimeout())
+	drainEnd = time.Now().Add(s.drainTimeout())
+	drain, cancel := context.WithDeadline(context.Background(), drainEnd)
 	defer cancel()
 	for _, l := range servers {
 		if err := l.srv.Shutdown(drain); err != nil {

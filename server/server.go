@@ -89,8 +89,8 @@ type Options struct {
 	// none of its metrics in Registry.
 	Registry *prometheus.Registry
 	// DrainTimeout bounds graceful shutdown: how long requests in flight
-	// get to finish once the listeners close (and notify's queue as long
-	// after). 0: the configuration's shutdown.drain, 10s by default.
+	// get to finish once the listeners close, and notify's queue what
+	// remains of it. 0: the configuration's shutdown.drain, 10s by default.
 	DrainTimeout time.Duration
 	// Ready reports whether the store is reachable; nil: always. /readyz
 	// answers 503 while it fails only under on_store_error deny, which can
