@@ -206,15 +206,15 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 		defer g.finish()
 		out = g
 	}
-	m, err := paramOverride(st, r)
+	m, named, err := paramOverride(st, r)
 	if err != nil {
 		writeJSONProblem(out, http.StatusBadRequest, "Bad Request", err.Error())
 		return
 	}
 	judged := judgedAs(r, m)
 	refuse, why := st.shed(level, r)
-	if !refuse && judged != r {
-		refuse, why = st.shed(level, judged) // a class of either reading
+	if !refuse && named != "" {
+		refuse, why = st.shed(level, judgedAs(r, named)) // a class of either reading
 	}
 	if refuse {
 		s.reducedCapacity(out, judged, st, why)
@@ -508,10 +508,13 @@ func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request, c cal
 		var body struct {
 			Level json.RawMessage `json:"level"`
 		}
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&body); err != nil || len(body.Level) == 0 {
-			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", `send {"level": "normal" | "elevated" | "high" | "critical"} (or 0-3)`)
+		const want = `send {"level": "normal" | "elevated" | "high" | "critical"} (or 0-3)`
+		if status, err := readJSON(w, r, 4096, &body); err != nil {
+			writeJSONProblem(w, status, http.StatusText(status), "degradation: "+err.Error()+": "+want)
+			return
+		}
+		if len(body.Level) == 0 {
+			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", `degradation: "level" is required: `+want)
 			return
 		}
 		var name string

@@ -312,10 +312,17 @@ func methodOverrideOf(h http.Header, query string) (string, error) {
 // Degradation classes are not weighed here.
 func judgedAsStrictly(cfg *config.Config, strict, lax string) bool {
 	for _, ru := range cfg.Rules {
+		alts := ru.Alternatives()
+		// A rule keyed by its route or a path wildcard counts a request
+		// under the key of the first alternative it matches: one that
+		// applies as lax must count it as strict under the same key. One
+		// that never applies as lax only adds a count as strict.
 		byAlternative := slices.ContainsFunc(ru.Key, func(k string) bool {
 			return k == httplimit.KeyRoute || strings.HasPrefix(k, httplimit.KeyPath)
+		}) && slices.ContainsFunc(alts, func(a httplimit.Match) bool {
+			return len(a.Methods) == 0 || ruleMethodMatches(a.Methods, lax)
 		})
-		for _, a := range ru.Alternatives() {
+		for _, a := range alts {
 			if len(a.Methods) == 0 {
 				continue
 			}
@@ -355,9 +362,10 @@ func judgedAsStrictly(cfg *config.Config, strict, lax string) bool {
 }
 
 // namesMethod reports whether cfg judges any request by its method: a
-// rule's methods (of its match or its except), or an exempt route or a
-// plan's cost whose pattern names a method. Without, every method is
-// judged alike (judgedAsStrictly holds both ways).
+// rule's methods (of its match or its except), or an exempt route, a
+// plan's cost or a degradation class whose pattern names a method.
+// Without, every method is judged and shed alike (judgedAsStrictly holds
+// both ways).
 func namesMethod(cfg *config.Config) bool {
 	for _, ru := range cfg.Rules {
 		hasMethods := func(m httplimit.Match) bool { return len(m.Methods) > 0 }
@@ -366,7 +374,9 @@ func namesMethod(cfg *config.Config) bool {
 		}
 	}
 	named := func(p string) bool { return patternMethod(p) != "" }
-	if slices.ContainsFunc(cfg.Exempt, named) {
+	d := &cfg.Degradation
+	if slices.ContainsFunc(cfg.Exempt, named) || slices.ContainsFunc(d.Expensive, named) ||
+		slices.ContainsFunc(d.Critical, named) || slices.ContainsFunc(d.Health, named) {
 		return true
 	}
 	if cfg.Policy != nil {

@@ -141,7 +141,8 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 	}), transport.CloseIdleConnections, nil
 }
 
-// paramOverride returns the method by which the limits of st judge r: a POST
+// paramOverride returns the method by which the limits of st judge r, and
+// the one its _method names ("" for none, or its own): a POST
 // whose _method parameter (methodParam: of its query, or of a form body,
 // read by paramOverrideOf) names another method, which Laravel and Rails
 // serve as that method, is judged as the method named when cfg judges
@@ -153,23 +154,23 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 // no body is read) are judged as sent. An error, the detail of a 400
 // given before the limits decide, for a POST naming a method neither of
 // which judges it alone, two methods, or one that is not a method.
-func paramOverride(st *state, r *http.Request) (string, error) {
+func paramOverride(st *state, r *http.Request) (judged, named string, err error) {
 	if r.Method != http.MethodPost || !st.namesMethod {
-		return r.Method, nil
+		return r.Method, "", nil
 	}
 	cfg := st.cfg
 	m, err := paramOverrideOf(r)
 	switch {
 	case err != nil:
-		return "", err
+		return "", "", err
 	case m == "" || m == http.MethodPost:
-		return r.Method, nil
+		return r.Method, "", nil
 	case judgedAsStrictly(cfg, m, http.MethodPost):
-		return m, nil
+		return m, m, nil
 	case judgedAsStrictly(cfg, http.MethodPost, m):
-		return r.Method, nil
+		return r.Method, m, nil
 	}
-	return "", fmt.Errorf("a POST with _method=%s, which upstreams that honour it (Laravel, Rails) serve as a %s: the configuration judges some request more strictly as a POST than as a %s and some more strictly as a %s than as a POST (a cost, rule or exemption by method), so neither method alone judges it; send the %s itself", m, m, m, m, m)
+	return "", "", fmt.Errorf("a POST with _method=%s, which upstreams that honour it (Laravel, Rails) serve as a %s: the configuration judges some request more strictly as a POST than as a %s and some more strictly as a %s than as a POST (a cost, rule or exemption by method), so neither method alone judges it; send the %s itself", m, m, m, m, m)
 }
 
 // sentMethodKey is the context key of the method a request judged as
