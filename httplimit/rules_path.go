@@ -188,11 +188,16 @@ func (pp *pathPattern) match(p string, escaped bool, m *pathMatch) bool {
 // matched was escaped.
 func (m *pathMatch) value(k int) string {
 	v := m.path[m.from[k]:m.to[k]]
+	if m.escaped {
+		// Unescaped first: an escaped slash is a slash to an upstream that
+		// decodes before it routes ("a%2F" is "a/", one count with "a").
+		if v = pathUnescape(v); strings.ContainsAny(v, ";/") {
+			v = wildcardWithoutParams(v)
+		}
+		return v
+	}
 	if strings.IndexByte(v, ';') >= 0 || strings.HasSuffix(v, "/") {
 		v = wildcardWithoutParams(v)
-	}
-	if m.escaped {
-		v = pathUnescape(v)
 	}
 	return v
 }
