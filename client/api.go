@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -339,8 +340,14 @@ func (e *APIError) Unwrap() error {
 // answer that is not a decision, or wraps sluice.ErrStoreUnavailable when
 // the server could not be reached or answered something unreadable (a
 // body that is not JSON, or JSON without "allowed", which every decision
-// has), or is the context's error when ctx ended first.
+// has), or is the context's error when ctx ended first. A string of req
+// (Headers' names and values too) that is not UTF-8 is an error wrapping
+// sluice.ErrInvalidCheck, and nothing is sent: JSON would carry its bytes
+// as U+FFFD, making two different subjects ("a\xff", "a\xfe") one client.
 func (c *Client) Check(ctx context.Context, req CheckRequest) (*CheckResponse, error) {
+	if err := utf8Request(&req); err != nil {
+		return nil, fmt.Errorf("client: check: %w: %w", err, sluice.ErrInvalidCheck)
+	}
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("client: check: %w", err) // unreachable: plain fields
@@ -363,6 +370,24 @@ func (c *Client) Check(ctx context.Context, req CheckRequest) (*CheckResponse, e
 	}
 	out.CheckResponse.Allowed = *out.Allowed
 	return &out.CheckResponse, nil
+}
+
+// utf8Request returns an error naming the first field of req (as JSON
+// names it) that is not UTF-8, or nil.
+func utf8Request(req *CheckRequest) error {
+	for _, f := range [...]struct{ name, v string }{{"subject", req.Subject}, {"api_key", req.APIKey},
+		{"token", req.Token}, {"user", req.User}, {"ip", req.IP}, {"plan", req.Plan}, {"method", req.Method},
+		{"path", req.Path}, {"host", req.Host}} {
+		if !utf8.ValidString(f.v) {
+			return fmt.Errorf("%s is not UTF-8", f.name)
+		}
+	}
+	for k, v := range req.Headers {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return fmt.Errorf("headers: %q is not UTF-8", k)
+		}
+	}
+	return nil
 }
 
 // Settle reports the answer to a request that Check admitted with a

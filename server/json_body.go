@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +13,16 @@ import (
 // unknown field — into v. On failure it returns the status to answer (400,
 // or 413 for a body too large) and what was wrong.
 func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) (int, error) {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	_, status, err := readJSONBody(w, r, limit, v)
+	return status, err
+}
+
+// readJSONBody is readJSON that also returns the body it read, whole when
+// it decoded (at most limit bytes), for what encoding/json does not keep:
+// which of two members of one name came last.
+func readJSONBody(w http.ResponseWriter, r *http.Request, limit int64, v any) ([]byte, int, error) {
+	var body bytes.Buffer
+	dec := json.NewDecoder(io.TeeReader(http.MaxBytesReader(w, r.Body, limit), &body))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	var tooBig *http.MaxBytesError
@@ -27,9 +37,9 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) (int, 
 	}
 	switch {
 	case errors.As(err, &tooBig):
-		return http.StatusRequestEntityTooLarge, fmt.Errorf("the body is larger than %d bytes", limit)
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("the body is larger than %d bytes", limit)
 	case err != nil:
-		return http.StatusBadRequest, err
+		return nil, http.StatusBadRequest, err
 	}
-	return http.StatusOK, nil
+	return body.Bytes(), http.StatusOK, nil
 }

@@ -356,7 +356,7 @@ func TestDecisionAPIRejectsBadRequests(t *testing.T) {
 		"33 headers":             {`{"user":"u","headers":{` + manyHeaders(33) + `}}`, 400, "headers: 33, more than 32"},
 		"a header twice":         {`{"user":"u","headers":{"x-tenant":"a","X-Tenant":"b"}}`, 400, "headers: X-Tenant is given twice"},
 		"32 headers":             {`{"user":"u","headers":{` + manyHeaders(32) + `}}`, 200, ""},
-		"non-UTF-8 is no crash":  {"{\"user\":\"\xff\xfe\"}", 200, ""},
+		"non-UTF-8 is no text":   {"{\"user\":\"\xff\xfe\"}", 400, "not text"},
 		"cost above every burst": {`{"user":"u","cost":4}`, 200, ""},
 	}
 	for name, c := range cases {

@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/checkjson"
 )
 
 // Bounds of the settlements the decision API holds (POST /v1/settle): at
@@ -170,6 +172,25 @@ type settleRequest struct {
 	Headers map[string]string `json:"headers"`
 }
 
+// readSettle reads r's body, a settleRequest, as readJSON does, but for
+// a "headers" given twice (in any case): the last is read, as /v1/check
+// reads its own, where encoding/json would merge the two, so that a header
+// of an earlier one (an X-Usage-Tokens the last lacks) settles nothing.
+func readSettle(w http.ResponseWriter, r *http.Request) (settleRequest, int, error) {
+	var req settleRequest
+	body, status, err := readJSONBody(w, r, maxSettleBody, &req)
+	if err != nil {
+		return req, status, err
+	}
+	if last, twice := checkjson.LastHeaders(body); twice {
+		req.Headers = nil
+		if err := json.Unmarshal(last, &req.Headers); err != nil {
+			return req, http.StatusBadRequest, fmt.Errorf("headers: %w", err) // decoded once already: never
+		}
+	}
+	return req, http.StatusOK, nil
+}
+
 // handleSettle is POST /v1/settle, for callers with the check scope: it
 // settles a decision of /v1/check by its request's answer. 200 when
 // settled; 404 for an id not (or no longer) held, whose charges stand; 400
@@ -180,8 +201,7 @@ type settleRequest struct {
 // timeout), and trying it again could give the charge back twice, so the
 // charges stand and a retry of the id is a 404.
 func (s *Server) handleSettle(w http.ResponseWriter, r *http.Request, _ caller) {
-	var req settleRequest
-	status, err := readJSON(w, r, maxSettleBody, &req)
+	req, status, err := readSettle(w, r)
 	switch {
 	case err != nil:
 		writeJSONProblem(w, status, http.StatusText(status), "settle: "+err.Error())

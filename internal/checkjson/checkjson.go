@@ -380,13 +380,15 @@ func ReadBody(b []byte, r io.Reader) ([]byte, error) {
 // DecodeStrict decodes body into req with encoding/json: the reference
 // for what Decode reads, and the one that says what is wrong. The body must
 // be exactly one JSON object with no unknown fields (encoding/json's
-// DisallowUnknownFields); all else is encoding/json's: names matched in any
-// case, duplicate members (the last wins), invalid UTF-8 and lone
-// surrogates read as U+FFFD. encoding/json merges two objects of one map
-// member rather than keep the last: DecodeStrict reads a "headers" given
-// twice (in any case) as its last (lastHeaders), so that a header of an
-// earlier one, which the body's last "headers" lacks, describes nothing.
-// Its error is at most a few hundred bytes, whatever the body.
+// DisallowUnknownFields), whose strings are text: UTF-8, without a
+// \uD800–\uDFFF escape outside a surrogate pair (see Text). encoding/json
+// would read either as U+FFFD, making "a\xff" and "a\xfe" one client. All
+// else is encoding/json's: names matched in any case, duplicate members
+// (the last wins). encoding/json merges two objects of one map member
+// rather than keep the last: DecodeStrict reads a "headers" given twice (in
+// any case) as its last (LastHeaders), so that a header of an earlier one,
+// which the body's last "headers" lacks, describes nothing. Its error is at
+// most a few hundred bytes, whatever the body.
 func DecodeStrict(body []byte, req *client.CheckRequest) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -410,10 +412,13 @@ func DecodeStrict(body []byte, req *client.CheckRequest) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errors.New("malformed JSON: data after the object")
 	}
+	if err := Text(body); err != nil {
+		return err // valid JSON, not malformed: its strings are not text
+	}
 	if req.Headers == nil {
 		return nil // no "headers", or the last is null: nothing merged
 	}
-	if last, twice := lastHeaders(body); twice {
+	if last, twice := LastHeaders(body); twice {
 		req.Headers = nil
 		if err := json.Unmarshal(last, &req.Headers); err != nil {
 			return fmt.Errorf("malformed JSON: headers: %w", err) // decoded once already: never
@@ -422,11 +427,13 @@ func DecodeStrict(body []byte, req *client.CheckRequest) error {
 	return nil
 }
 
-// lastHeaders returns the value of the last "headers" member (its name in
+// LastHeaders returns the value of the last "headers" member (its name in
 // any case, as encoding/json matches it) of body, a JSON object that
-// decodes into a request, and whether body gives that member more than
-// once.
-func lastHeaders(body []byte) (json.RawMessage, bool) {
+// decodes into a value with a "headers" map (a /v1/check or /v1/settle
+// body), and whether body gives that member more than once: the value to
+// read the map from when encoding/json, which merges the objects, read it
+// from more than one.
+func LastHeaders(body []byte) (json.RawMessage, bool) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if _, err := dec.Token(); err != nil { // {
 		return nil, false
@@ -447,6 +454,108 @@ func lastHeaders(body []byte) (json.RawMessage, bool) {
 		}
 	}
 	return last, n > 1
+}
+
+// Text returns nil if every string of body, one JSON value (json.Valid),
+// is text: UTF-8 throughout, and each \uD800–\uDBFF escape followed by a
+// \uDC00–\uDFFF one, a surrogate pair, and no \uDC00–\uDFFF escape
+// otherwise. Else its error names the top-level member whose value holds
+// the first string that is not (a name that is not is an unknown field to
+// a request, refused before). encoding/json reads such a string with
+// U+FFFD for the byte or the escape, so that two different ones read the
+// same.
+func Text(body []byte) error {
+	if text(body) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err == nil && tok == json.Delim('{') {
+		for dec.More() {
+			name, err := dec.Token()
+			if err != nil {
+				break
+			}
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				break
+			}
+			if s, _ := name.(string); !text(v) {
+				return fmt.Errorf("%s: %s", shortValue(strconv.Quote(s)), notText)
+			}
+		}
+	}
+	return errors.New(notText)
+}
+
+// notText is Text's error: what a string that is not text holds.
+const notText = "a string that is not text: a byte outside UTF-8, or a \\uD800–\\uDFFF escape outside a surrogate pair"
+
+// text reports whether b, JSON in which every backslash is in a string
+// and starts an escape (as in any JSON value), is UTF-8 with each
+// surrogate escape in a pair. Escapes are read whole from the first
+// backslash on, so that the "uD800" after an escaped backslash ("\\uD800")
+// is read as the text it is.
+func text(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 {
+			return true
+		}
+		n := escapeLen(b[i+j:])
+		if n == 0 {
+			return false
+		}
+		i += j + n
+	}
+}
+
+// escapeLen returns the length of the escape that e starts with (at its
+// backslash): 12 for a surrogate pair, 0 for a surrogate escape outside a
+// pair or an escape cut short.
+func escapeLen(e []byte) int {
+	if len(e) < 2 {
+		return 0
+	}
+	if e[1] != 'u' {
+		return 2
+	}
+	switch r := hex4(e[2:]); {
+	case r < 0 || r >= 0xdc00 && r <= 0xdfff:
+		return 0
+	case r < 0xd800 || r > 0xdbff:
+		return 6
+	}
+	if len(e) < 12 || e[6] != '\\' || e[7] != 'u' {
+		return 0
+	}
+	if lo := hex4(e[8:]); lo < 0xdc00 || lo > 0xdfff {
+		return 0
+	}
+	return 12
+}
+
+// hex4 is the value of the 4 hex digits b starts with, or -1.
+func hex4(b []byte) int {
+	if len(b) < 4 {
+		return -1
+	}
+	v := 0
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | int(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | int(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			v = v<<4 | int(c-'A'+10)
+		default:
+			return -1
+		}
+	}
+	return v
 }
 
 // shortValue is v, encoding/json's description of a value ("number 42")

@@ -83,7 +83,7 @@ func FuzzCheckJSONDecode(f *testing.F) {
 		`{"cost":01}`, `{"cost":1.5}`, `{"cost":1e3}`, `{"cost":123456789012345678}`, `{"cost":1234567890123456789}`,
 		`{"user":"a","user":"b"}`, `{"USER":"u"}`, `{"user":"u\"v"}`, `{"user":"é"}`, `{"user":null}`, `{"cost":null}`,
 		`{"user":"u"} x`, `{"user":"u"}{}`, `{"user":"u",}`, `{"colour":"red"}`, `{"user":5}`, `{"cost":"5"}`, `{"user":"u"`,
-		`[]`, ``, `{"cost":-}`, `{"user":"u"}` + "\n",
+		`[]`, ``, `{"cost":-}`, `{"user":"u"}` + "\n", "{\"user\":\"a\xff\"}", `{"user":"\ud800"}`, `{"user":"\\ud800"}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -12,13 +13,13 @@ import (
 )
 
 // referenceDecode is the decision API's body as docs/api.md states it, read
-// by encoding/json alone: exactly one JSON value (json.Valid), an object
-// without unknown fields, into a request, a member given twice read as its
-// last (encoding/json's for strings; the last "headers" object, where
-// encoding/json would merge them).
+// by encoding/json alone: exactly one JSON value (json.Valid) of text
+// (referenceText), an object without unknown fields, into a request, a
+// member given twice read as its last (encoding/json's for strings; the
+// last "headers" object, where encoding/json would merge them).
 func referenceDecode(body []byte) (client.CheckRequest, bool) {
 	var req client.CheckRequest
-	if !json.Valid(body) {
+	if !json.Valid(body) || !referenceText(body) {
 		return req, false
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -49,6 +50,21 @@ func referenceDecode(body []byte) (client.CheckRequest, bool) {
 		}
 	}
 	return req, true
+}
+
+// referenceText reports whether body, one JSON value, is UTF-8 and holds
+// no \uD800–\uDFFF escape outside a surrogate pair, by a regular
+// expression rather than Text's scan: in JSON every backslash starts an
+// escape in a string, and the escapes, matched leftmost-first from the
+// first backslash, are a pair, a surrogate alone (group 1) or another.
+func referenceText(body []byte) bool {
+	escape := regexp.MustCompile(`\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|(u[dD][89a-fA-F][0-9a-fA-F]{2})|[\s\S])`)
+	for _, m := range escape.FindAllSubmatchIndex(body, -1) {
+		if m[2] >= 0 {
+			return false
+		}
+	}
+	return utf8.Valid(body)
 }
 
 // decodePath reads body as the decision API does: Decode, then
@@ -109,6 +125,12 @@ var edgeBodies = []string{
 	`{"user":"\/\b\f\n\r\t\"\\"}`, `{"user":"é"}`, "{\"user\":\"\xff\"}", "{\"user\":\"\xed\xa0\x80\"}",
 	"{\"user\":\"\xc0\xaf\"}", "{\"user\":\"a\tb\"}", "{\"user\":\"a\x7fb\"}", "{\"user\":\"a\x00b\"}", "{\"\xff\":\"u\"}",
 	`{"user":"\u2028"}`, `{"user":'u'}`, `{user:"u"}`,
+	// strings that are not text: two of them would read as one (U+FFFD)
+	"{\"subject\":\"a\xff\"}", "{\"subject\":\"a\xfe\"}", `{"subject":"b\ud800"}`, `{"subject":"b\udbff"}`,
+	`{"subject":"b\udc00"}`, `{"user":"\ud800\ud800"}`, `{"user":"\ud800\\udc00"}`, `{"user":"\\\ud800"}`,
+	`{"user":"\ud800"`, `{"user":"\uD800\uDC00"}`, `{"user":"\udbff\udfff"}`, `{"user":"\\ud800"}`,
+	`{"user":"\\\\ud800"}`, `{"user":"\\uD800\\"}`, `{"headers":{"X-A":"\ud800"}}`, "{\"headers\":{\"\xfe\":\"1\"}}",
+	`{"user":"\ud800","colour":1}`, "{\"user\":\"\xef\xbf\xbd\"}", `{"user":"\ufffd"}`, `{"token":"t\udfff"}`,
 	// other types and shapes
 	`{"user":null}`, `{"user":5}`, `{"user":true}`, `{"user":["u"]}`, `{"user":{}}`, `{"headers":null}`,
 	`{"headers":{"a":5}}`, `{"headers":{"a":null}}`, `{"headers":[]}`, `{"headers":"x"}`, `[]`, `null`, `"x"`, `1`, `true`,
