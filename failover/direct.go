@@ -19,16 +19,7 @@ func (f *Store) Direct(checks []sluice.Check) bool {
 	}
 	recovering := f.charge != nil && f.ledger != nil
 	owing := f.ledger != nil && f.ledger.size.Load() > 0
-	var last string
-	for i := range checks {
-		name := ""
-		if f.nodeOf != nil {
-			name = f.nodeOf(&checks[i])
-		}
-		if i > 0 && name == last {
-			continue
-		}
-		last = name
+	for name := range f.nodeNames(checks) {
 		n := f.nodes.lookup(name)
 		if n == nil {
 			if owing {

@@ -27,16 +27,7 @@ func (f *Store) FellBack(checks []sluice.Check, within time.Duration) bool {
 	if len(checks) == 0 {
 		return fellBackSince(f.lastFallback.Load(), since)
 	}
-	var last string
-	for i := range checks {
-		name := ""
-		if f.nodeOf != nil {
-			name = f.nodeOf(&checks[i])
-		}
-		if i > 0 && name == last {
-			continue
-		}
-		last = name
+	for name := range f.nodeNames(checks) {
 		if n := f.nodes.lookup(name); n != nil && fellBackSince(n.lastFallback.Load(), since) {
 			return true
 		}

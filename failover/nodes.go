@@ -1,6 +1,7 @@
 package failover
 
 import (
+	"iter"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -128,6 +129,27 @@ func (ns *nodes) each(fn func(*node)) {
 	for _, n := range ns.m {
 		if len(ns.m) == 1 || n.seen.Load() >= since {
 			fn(n)
+		}
+	}
+}
+
+// nodeNames yields the names of the nodes of checks (Options.Node; "" for
+// every check without one), in order, a run of checks on one node once.
+func (f *Store) nodeNames(checks []sluice.Check) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		var last string
+		for i := range checks {
+			name := ""
+			if f.nodeOf != nil {
+				name = f.nodeOf(&checks[i])
+			}
+			if i > 0 && name == last {
+				continue
+			}
+			last = name
+			if !yield(name) {
+				return
+			}
 		}
 	}
 }
