@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/sluice-dev/sluice/internal/formbody"
 )
 
 // MaxKeyBody is the most bytes of a request's body read for a rule's key
@@ -87,7 +86,7 @@ func (f *requestFacts) formValue(name string) (v string, ambiguous bool) {
 			}
 		case "multipart/form-data":
 			if body := f.body(); body != nil && params["boundary"] != "" {
-				b.form = formbody.Multipart(body, params["boundary"])
+				b.form = multipartFields(body, params["boundary"])
 			}
 		}
 	}
@@ -259,6 +258,34 @@ func jsonMember(data []byte, path string) (v any, ambiguous bool) {
 		return nil, false
 	}
 	return v, false
+}
+
+// maxFormParts bounds the parts of a multipart/form-data body read for a
+// key: a body of MaxKeyBody bytes holds fewer fields worth reading.
+const maxFormParts = 1000
+
+// multipartFields returns the fields of a multipart/form-data body, its
+// files left out, as far as it reads: the fields before a malformed part
+// are kept, as url.ParseQuery keeps those of a form.
+func multipartFields(body []byte, boundary string) url.Values {
+	form := url.Values{}
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	for range maxFormParts {
+		p, err := mr.NextPart()
+		if err != nil {
+			break
+		}
+		name := p.FormName()
+		if name == "" || p.FileName() != "" {
+			continue
+		}
+		v, err := io.ReadAll(p) // within the body, at most MaxKeyBody bytes
+		if err != nil {
+			break
+		}
+		form.Add(name, string(v))
+	}
+	return form
 }
 
 // mediaType returns r's Content-Type without parameters, in lower case.

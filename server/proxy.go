@@ -1,14 +1,12 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -23,7 +21,6 @@ import (
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
-	"github.com/sluice-dev/sluice/internal/formbody"
 )
 
 // newProxy returns the handler admitted requests go to: a reverse proxy to
@@ -143,15 +140,14 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 
 // paramOverride returns the method by which the limits of st judge r, and
 // the one its _method names ("" for none, or its own): a POST
-// whose _method parameter (methodParam: of its query, or of a form body,
-// read by paramOverrideOf) names another method, which Laravel and Rails
-// serve as that method, is judged as the method named when cfg judges
+// whose query's _method parameter (methodParam, read by paramOverrideOf)
+// names another method, which Laravel serves as that method, is judged as the method named when cfg judges
 // that at least as strictly as a POST (judgedAsStrictly), so that the
 // client pays what the upstream serves; as the POST it is when cfg judges
 // the POST at least as strictly as the method named (it is charged at
 // least as much). Any other request, a POST naming no other method, and
-// every request under a cfg that judges none by its method (st.namesMethod:
-// no body is read) are judged as sent. An error, the detail of a 400
+// every request under a cfg that judges none by its method
+// (st.namesMethod) are judged as sent. An error, the detail of a 400
 // given before the limits decide, for a POST naming a method neither of
 // which judges it alone, two methods, or one that is not a method.
 func paramOverride(st *state, r *http.Request) (judged, named string, err error) {
@@ -202,62 +198,19 @@ func sentAs(r *http.Request) *http.Request {
 	return s
 }
 
-// paramOverrideOf returns the method that r's methodParam parameters name
-// (overrides), of its query string and of a form body
-// (application/x-www-form-urlencoded or multipart/form-data, its fields,
-// not its files): as far as its first httplimit.MaxKeyBody bytes hold
-// whole fields, the bound of the bodies the middleware reads for its
-// form: keys, and as those within the listener's read_timeout. r.Body is
-// replaced by what was read followed by the rest, closed with the
-// original, so that the body is read once; a body of another type is not
-// read.
+// paramOverrideOf returns the method that the methodParam parameters of
+// r's query string name (overrides). A _method of a form body is not read:
+// reading a body before the limits decide would ask a refused client for
+// it (Expect: 100-continue) and hold its first bytes to the listener's
+// read_timeout in all; such a POST is judged as the POST it is, as
+// forward-auth, which never sees a body, judges it.
 func paramOverrideOf(r *http.Request) (string, error) {
 	var o overrides
 	if q := r.URL.RawQuery; q != "" {
 		params, _ := url.ParseQuery(q) // the parameters before a malformed one are kept
 		o.addParams(params)
 	}
-	t, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	switch t {
-	case "application/x-www-form-urlencoded":
-		if body, cut := readFormPrefix(r); body != nil {
-			if cut {
-				body = body[:max(bytes.LastIndexByte(body, '&'), 0)] // the last field may be cut short
-			}
-			fields, _ := url.ParseQuery(string(body)) // the fields before a malformed one are kept
-			o.addParams(fields)
-		}
-	case "multipart/form-data":
-		if body, _ := readFormPrefix(r); body != nil && params["boundary"] != "" {
-			o.addParams(formbody.Multipart(body, params["boundary"]))
-		}
-	}
-	return o.named("the _method parameters")
-}
-
-// readFormPrefix reads up to httplimit.MaxKeyBody bytes of r's body and
-// replaces r.Body by them followed by the rest; cut reports a body longer
-// than what was read. nil for no body, or one that failed (the proxy
-// reads on and answers its failure).
-func readFormPrefix(r *http.Request) (prefix []byte, cut bool) {
-	if r.Body == nil || r.Body == http.NoBody {
-		return nil, false
-	}
-	read, err := io.ReadAll(io.LimitReader(r.Body, httplimit.MaxKeyBody+1))
-	r.Body = replayed{Reader: io.MultiReader(bytes.NewReader(read), r.Body), Closer: r.Body}
-	if err != nil {
-		return nil, false
-	}
-	if len(read) > httplimit.MaxKeyBody {
-		return read[:httplimit.MaxKeyBody], true
-	}
-	return read, false
-}
-
-// replayed is a request body whose first bytes were read.
-type replayed struct {
-	io.Reader
-	io.Closer
+	return o.named("the query's _method parameters")
 }
 
 // watchedBody is a request body the proxy reads. It keeps the error that
