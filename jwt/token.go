@@ -187,8 +187,12 @@ func (v *Verifier) judge(t times, claims map[string]any) (httplimit.TokenClaims,
 	return c, nil
 }
 
-// maxPlanNames bounds the names a plan claim's array gives.
-const maxPlanNames = 64
+// maxPlanNames bounds the names a plan claim's array gives: more than a
+// token of maxTokenLen bytes can hold (a name takes at least 3 bytes of
+// JSON), so that no group is left out of a token sluice verifies — the
+// plan is the first of them that is a plan, wherever it stands in the
+// list (Entra ID, Okta and Keycloak list every group of the user).
+const maxPlanNames = maxTokenLen / 3
 
 // planNames returns the strings of a plan claim's array (its groups or
 // roles), in order: at most maxPlanNames of them, each non-empty and at
@@ -206,9 +210,12 @@ func planNames(values []any) []string {
 	return out
 }
 
-// Bounds of the claims a token gives rules to key by.
+// Bounds of the claims a token gives rules to key by: maxKeyClaims is more
+// than a token of maxTokenLen bytes can hold (a claim takes at least 7
+// bytes of JSON), so that a claim a rule keys by is never left out for
+// the token's other claims; its names and values are bounded one by one.
 const (
-	maxKeyClaims     = 64
+	maxKeyClaims     = maxTokenLen / 7
 	maxClaimNameLen  = 64
 	maxClaimValueLen = 256
 )
