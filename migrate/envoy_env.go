@@ -177,13 +177,17 @@ func envoyHeaderSection(env map[string]string, missing []string, here string) (s
 
 // containerEnv returns the environment of container c: its envFrom's
 // ConfigMaps that configMaps holds, then its env; missing lists the
-// response headers' settings whose value comes from elsewhere.
+// response headers' settings whose value comes from elsewhere: those its
+// env takes from a Secret or an absent ConfigMap, and every one its env
+// does not set when an envFrom names such a source.
 func containerEnv(c *yaml.Node, configMaps map[string]*yaml.Node) (env map[string]string, missing []string) {
 	env = map[string]string{}
+	unreadFrom := false
 	if from := mapValue(c, "envFrom"); from != nil && from.Kind == yaml.SequenceNode {
 		for _, f := range from.Content {
 			data := configMaps[scalar(mapValue(mapValue(f, "configMapRef"), "name"))]
 			if data == nil || data.Kind != yaml.MappingNode {
+				unreadFrom = true
 				continue
 			}
 			prefix := scalar(mapValue(f, "prefix"))
@@ -204,12 +208,35 @@ func containerEnv(c *yaml.Node, configMaps map[string]*yaml.Node) (env map[strin
 				env[name] = v.Value
 				continue
 			}
-			if name == envoyHeadersEnabled || strings.HasPrefix(name, "LIMIT_") && strings.HasSuffix(name, "_HEADER") {
+			if isHeaderSetting(name) {
+				missing = append(missing, name)
+			}
+		}
+	}
+	if unreadFrom {
+		for _, name := range append([]string{envoyHeadersEnabled}, headerSettingNames()...) {
+			if _, set := env[name]; !set && !slices.Contains(missing, name) {
 				missing = append(missing, name)
 			}
 		}
 	}
 	return env, missing
+}
+
+// isHeaderSetting reports whether the environment variable name sets
+// envoyproxy/ratelimit's response headers.
+func isHeaderSetting(name string) bool {
+	return name == envoyHeadersEnabled || strings.HasPrefix(name, "LIMIT_") && strings.HasSuffix(name, "_HEADER")
+}
+
+// headerSettingNames returns the environment variables that name
+// envoyproxy/ratelimit's three response headers.
+func headerSettingNames() []string {
+	names := make([]string, 0, len(envoyHeaderSettings))
+	for _, s := range envoyHeaderSettings {
+		names = append(names, s.env)
+	}
+	return names
 }
 
 // runsRatelimit reports whether container c, of environment env, runs

@@ -140,3 +140,42 @@ spec:
 		t.Errorf("a setting that is no boolean: err = %v", err)
 	}
 }
+
+// A container whose environment comes through envFrom from a Secret, or
+// from a ConfigMap the manifest does not hold, may set
+// LIMIT_RESPONSE_HEADERS_ENABLED there: the report says the response
+// headers' settings were not read, and the configuration names no
+// headers value, rather than stating that envoyproxy/ratelimit sends none.
+func TestHeaderSettingsFromASecretAreReportedNotRead(t *testing.T) {
+	for name, from := range map[string]string{
+		"a Secret":                    `            - secretRef: {name: ratelimit-env}`,
+		"a ConfigMap not in the file": `            - configMapRef: {name: ratelimit-env}`,
+	} {
+		src := envoyConfigMap + `---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ratelimit}
+spec:
+  template:
+    spec:
+      containers:
+        - name: ratelimit
+          image: envoyproxy/ratelimit:master
+          envFrom:
+` + from + `
+          env:
+            - {name: RUNTIME_ROOT, value: /data}
+`
+		tr, err := migrate.Import("envoy", src, "ratelimit.yaml")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := envoyHeaders(tr)
+		if strings.Contains(got, "does not set LIMIT_RESPONSE_HEADERS_ENABLED") || !strings.Contains(got, "outside the file") {
+			t.Errorf("envFrom %s: the settings it may hold are not reported as not read:\n%s", name, got)
+		}
+		if cfg := load(t, tr, false); cfg.Envoy.Headers == "none" {
+			t.Errorf("envFrom %s: the configuration says headers: none, though LIMIT_RESPONSE_HEADERS_ENABLED may be true there", name)
+		}
+	}
+}
