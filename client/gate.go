@@ -176,6 +176,9 @@ func (g *LimiterGate) acquire(ctx context.Context, cost int64) (release, sent fu
 			err = g.limiter.Allow(ctx, checks, &d)
 		}
 		switch {
+		case err != nil && slots && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+			back() // Wait gave up early: the wait it knew of ends after the deadline
+			return nil, fmt.Errorf("client: gate: %w: %w", ErrWaitTooLong, err)
 		case err != nil:
 			back()
 			return nil, fmt.Errorf("client: gate: %w", err)

@@ -82,3 +82,42 @@ func TestTransportHoldsAConcurrencyGateUntilTheBodyIsClosed(t *testing.T) {
 		t.Errorf("the batch took %v: slots were not given back", took)
 	}
 }
+
+// A gate of a concurrency limit and a leaky-bucket queue whose caller waits
+// for a slot, then gets one whose queue turn starts after its deadline,
+// fails at once with ErrWaitTooLong (as a queue turn past the deadline
+// does without the slot), and gives the slot back.
+func TestLimiterGateSlotWhoseQueueTurnIsTooLateIsErrWaitTooLong(t *testing.T) {
+	t.Parallel()
+	gate := client.NewLocalGate(sluice.Concurrency(1, time.Minute),
+		sluice.LeakyBucket(1, time.Hour).WithBurst(1).WithMaxWait(10*time.Hour))
+	ctx := context.Background()
+	a, err := gate.Acquire(ctx, 1) // the slot, and the queue's one turn now
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		a()
+	}()
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	begin := time.Now()
+	_, err = gate.Acquire(wctx, 1) // the slot frees; the queue's next turn is an hour away
+	if !errors.Is(err, client.ErrWaitTooLong) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want ErrWaitTooLong wrapping the deadline", err)
+	}
+	if took := time.Since(begin); took > 4*time.Second {
+		t.Errorf("failed after %v, want at once once the slot freed", took)
+	}
+	// The slot was given back: the next caller is not held waiting for
+	// one, but told at once that its queue turn (two hours away: the late
+	// turn's slot stays spent) is too late.
+	nctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	begin = time.Now()
+	_, err = gate.Acquire(nctx, 1)
+	if !errors.Is(err, client.ErrWaitTooLong) || time.Since(begin) > time.Second {
+		t.Errorf("after the late turn: %v after %v, want ErrWaitTooLong at once (the slot free)", err, time.Since(begin))
+	}
+}
