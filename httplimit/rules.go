@@ -143,16 +143,19 @@ type Rule struct {
 	//     without a trailing slash or path parameters (each resource its
 	//     own count, however its path is spelled to an upstream that
 	//     ignores case, the slash or the parameters);
-	//   - "query:<name>": the first value of a query parameter, decoded;
-	//   - "cookie:<name>": the value of a cookie (reading the request's
-	//     cookies allocates);
-	//   - "form:<name>": the first value of a field of an
+	//   - "query:<name>": the value of a query parameter, decoded, found
+	//     by name in any case and as PHP names it ("ten.ant" is ten_ant);
+	//   - "cookie:<name>": the value of a cookie, found as a query
+	//     parameter is;
+	//   - "form:<name>": the value of a field of an
 	//     application/x-www-form-urlencoded or multipart/form-data body (a
-	//     field, not a file), in lower case (the username of a login form:
-	//     "Alice" and "alice" are one count);
+	//     field, not a file) or of the query, found as a query parameter
+	//     is, in lower case (the username of a login form: "Alice" and
+	//     "alice" are one count);
 	//   - "json:<path>": a field of a JSON object body (application/json
-	//     or +json), names joined by dots, at most four ("user.email"): a
-	//     string, in lower case, a whole number or a boolean. Form and JSON
+	//     or +json, after a leading byte order mark), names joined by dots,
+	//     at most four ("user.email"): a string, in lower case, a whole
+	//     number or a boolean. Form and JSON
 	//     fields are read from bodies of at most MaxKeyBody bytes, once per
 	//     request, and the handler still reads the whole body; absent from
 	//     DecideFor's requests, forward-auth and the decision API, which
@@ -167,7 +170,12 @@ type Rule struct {
 	//
 	// A query parameter, a cookie and a body field are the client's to
 	// choose, as a header of HeaderFromAny is: a client choosing the value
-	// chooses its count (which is the point of a count per username). Values of at most 64 characters of A-Z a-z 0-9 . _ - @ are
+	// chooses its count (which is the point of a count per username). A
+	// value of a header, query, cookie, form or JSON key is taken without
+	// the whitespace and invisible characters around it (Laravel, Devise
+	// and Django trim a username), and one given twice with values that
+	// differ counts every such request together. Values of at most 64
+	// characters of A-Z a-z 0-9 . _ - @ are
 	// kept as they are in the store key; others, and "-" (which stands for
 	// an absent value under FallbackShared), are replaced by a hash, so
 	// that no header can shape a store key or share the count of requests

@@ -63,9 +63,13 @@ type replayedBody struct {
 // (its fields, not its files), or "". Go's r.FormValue, Rails' params,
 // Laravel's input(), PHP's $_REQUEST and Spring's getParameter read such a
 // field from either (Go and Rails the body first, Spring the query first),
-// and ASP.NET Core by its name in any case: so a field is matched by name
-// in any case, in both. A field given more than once (in one or both,
-// under one casing or several) with values that differ (but for case) is
+// ASP.NET Core by its name in any case, and PHP (so Laravel) under the
+// name it gives the field ("user.email" is user_email there): so a field
+// is matched by name in any case or as PHP names it (see sameName), in
+// both. Its value is read without the whitespace around it, which
+// Laravel, Devise and Django drop (see trimValue). A field given more
+// than once (in one or both, under one casing or several, or under names
+// PHP reads as one) with values that differ (but for case) is
 // ambiguous: upstreams read different ones (Go the first, Django, Rails
 // and PHP the last), so that no value of it is the one the upstream acts
 // on. A request whose Body is nil describes one whose body is elsewhere
@@ -97,20 +101,22 @@ func (f *requestFacts) formValue(name string) (v string, ambiguous bool) {
 }
 
 // jsonValue returns the field at path (names joined by dots, as a claim's)
-// of a JSON object body: a string as it is, a whole number, true or false;
-// "" for anything else or a body that is not JSON. Each name is matched in
-// any case, as encoding/json matches a struct's fields: a member under
-// another casing alone is the field, and an object with two members of a
-// name of path is ambiguous: of two the same, encoding/json and JavaScript
-// read the last, gjson and jsonparser the first; of two differing only in
-// case, a Go struct reads the last, other decoders the exact name.
+// of a JSON object body, after one leading byte order mark (see
+// withoutBOM): a string without the whitespace around it (see trimValue),
+// a whole number, true or false; "" for anything else or a body that is
+// not JSON. Each name is matched in any case, as encoding/json matches a
+// struct's fields: a member under another casing alone is the field, and
+// an object with two members of a name of path is ambiguous: of two the
+// same, encoding/json and JavaScript read the last, gjson and jsonparser
+// the first; of two differing only in case, a Go struct reads the last,
+// other decoders the exact name.
 //
 // Rails' params, Laravel's input() and PHP's $_REQUEST merge the query
 // string with the body, so the field is also the query parameter of its
-// name ("user[email]" for "user.email", as they nest one), in any case as
-// formValue reads one; a query parameter and a member with values that
-// differ (but for case) are ambiguous. A request whose Body is nil has no
-// field, the query unread, as for formValue.
+// name ("user[email]" for "user.email", as they nest one), in any case or
+// as PHP names it, as formValue reads one; a query parameter and a member
+// with values that differ (but for case) are ambiguous. A request whose
+// Body is nil has no field, the query unread, as for formValue.
 func (f *requestFacts) jsonValue(path string) (value string, ambiguous bool) {
 	if f.r.Body == nil {
 		return "", false
@@ -119,7 +125,7 @@ func (f *requestFacts) jsonValue(path string) (value string, ambiguous bool) {
 	if !b.jsonDone {
 		b.jsonDone = true
 		if t := mediaType(f.r); t == "application/json" || strings.HasSuffix(t, "+json") {
-			b.json = f.body()
+			b.json = withoutBOM(f.body())
 		}
 	}
 	v, ambiguous := jsonMember(b.json, path)
@@ -132,6 +138,16 @@ func (f *requestFacts) jsonValue(path string) (value string, ambiguous bool) {
 	}
 	one.addFields(f.queryParams(), queryName(path))
 	return one.value()
+}
+
+// withoutBOM returns body without one leading UTF-8 byte order mark, which
+// Express, ASP.NET Core, Jackson and Python's json.loads skip before a
+// JSON text (encoding/json refuses it).
+func withoutBOM(body []byte) []byte {
+	if len(body) >= 3 && string(body[:3]) == "\uFEFF" {
+		return body[3:]
+	}
+	return body
 }
 
 // jsonScalar returns v, a decoded JSON value, as a key reads it: a string
@@ -184,10 +200,11 @@ type fieldValues struct {
 	found, ambiguous bool
 }
 
-// add adds a value of the field: one that differs from the first but for
-// case makes the field ambiguous (a key takes values in lower case).
+// add adds a value of the field, without the whitespace around it (see
+// trimValue): one that differs from the first but for case makes the
+// field ambiguous (a key takes values in lower case).
 func (fv *fieldValues) add(v string) {
-	switch {
+	switch v = trimValue(v); {
 	case !fv.found:
 		fv.first, fv.found = v, true
 	case !strings.EqualFold(v, fv.first):
@@ -195,10 +212,12 @@ func (fv *fieldValues) add(v string) {
 	}
 }
 
-// addFields adds the values of the fields of vs named name in any case.
+// addFields adds the values of the fields of vs named name, in any case or
+// as PHP names them (see sameName).
 func (fv *fieldValues) addFields(vs url.Values, name string) {
+	pn := phpName(name)
 	for k, kvs := range vs {
-		if strings.EqualFold(k, name) {
+		if sameName(k, name, pn) {
 			for _, v := range kvs {
 				fv.add(v)
 			}

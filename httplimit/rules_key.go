@@ -200,7 +200,7 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 			}
 		}
 	case KeyCookie:
-		v, ambiguous := cookieValue(f.r, kp.header)
+		v, ambiguous := cookieValue(f.r.Header, kp.header)
 		if ambiguous { // every such request of the rule together, whatever its fallback
 			return append(buf, ambiguousValue...), true
 		}
@@ -218,12 +218,14 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 		// one value of a header whichever way it is believed. A header
 		// any client sets, sent with values that differ, is the client's
 		// every one: upstreams read different ones (Go's Header.Get the
-		// first), so every such request of the rule counts together.
+		// first), so every such request of the rule counts together. A
+		// value is read without the whitespace around it (see trimValue),
+		// as it reaches an upstream over HTTP/1.1 whatever it came with.
 		if !f.client && ru.anyHeader && valuesDiffer(f.r.Header[kp.header]) {
 			return append(buf, ambiguousValue...), true
 		}
 		if f.client || ru.anyHeader || f.peerTrusted(id) {
-			if v := trustedHeader(f.r.Header, kp.header); v != "" {
+			if v := trimValue(trustedHeader(f.r.Header, kp.header)); v != "" {
 				return appendKeyValue(buf, v, false), true
 			}
 		}
@@ -237,27 +239,11 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 	return buf, false
 }
 
-// cookieValue returns the value of r's first cookie named name ("" when
-// it has none). Cookies of one name with values that differ are
-// ambiguous: upstreams read different ones (Go the first, Django the
-// last).
-func cookieValue(r *http.Request, name string) (first string, ambiguous bool) {
-	cs := r.CookiesNamed(name)
-	if len(cs) == 0 {
-		return "", false
-	}
-	for _, c := range cs[1:] {
-		if c.Value != cs[0].Value {
-			return cs[0].Value, true
-		}
-	}
-	return cs[0].Value, false
-}
-
-// valuesDiffer reports whether vs holds two values that differ.
+// valuesDiffer reports whether vs holds two values that differ but for the
+// whitespace around them (see trimValue).
 func valuesDiffer(vs []string) bool {
 	for _, v := range vs[min(1, len(vs)):] {
-		if v != vs[0] {
+		if trimValue(v) != trimValue(vs[0]) {
 			return true
 		}
 	}

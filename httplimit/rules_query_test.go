@@ -5,27 +5,36 @@ import (
 	"testing"
 )
 
-// FuzzQueryValue holds queryValue to url.ParseQuery: the first value of the
-// name, decoded, or "" when there is none, and ambiguous when the name has
-// values that differ.
+// FuzzQueryValue holds queryValue to url.ParseQuery: the value, decoded and
+// trimmed, of the parameters named name in any case or as PHP names them,
+// or "" when there is none, and ambiguous when they have values that
+// differ.
 func FuzzQueryValue(f *testing.F) {
 	for _, s := range [][2]string{
 		{"tenant=acme&page=2", "tenant"}, {"a=1&a=2", "a"}, {"t%65nant=x%20y", "tenant"}, {"k=a+b", "k"},
 		{"k=%zz&k=ok", "k"}, {"k;x=1&k=2", "k"}, {"&&k=&k=3", "k"}, {"=v&k", "k"},
+		{"TENANT=acme&Tenant=acme%20", "tenant"}, {"ten.ant=a&ten_ant=b", "ten_ant"}, {"+k=%09v", "k"},
 	} {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, raw, name string) {
-		want, differ := "", false
+		var want string
+		found, differ := false, false
 		vs, _ := url.ParseQuery(raw)
-		if len(vs[name]) > 0 {
-			want = vs[name][0]
+		for k, kvs := range vs {
+			if !sameName(k, name, phpName(name)) {
+				continue
+			}
+			for _, v := range kvs {
+				if v = trimValue(v); !found {
+					want, found = v, true
+				}
+				differ = differ || v != want
+			}
 		}
-		for _, v := range vs[name] {
-			differ = differ || v != want
-		}
-		if got, ambiguous := queryValue(raw, name); got != want || ambiguous != differ {
-			t.Fatalf("queryValue(%q, %q) = %q, %v; url.ParseQuery's first value %q, values that differ %v", raw, name, got, ambiguous, want, differ)
+		got, ambiguous := queryValue(raw, name)
+		if ambiguous != differ || !differ && got != want {
+			t.Fatalf("queryValue(%q, %q) = %q, %v; url.ParseQuery's value %q, values that differ %v", raw, name, got, ambiguous, want, differ)
 		}
 	})
 }
