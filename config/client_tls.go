@@ -145,6 +145,9 @@ func (d *decoder) clientTLS(n *yaml.Node, path string, t *ClientTLS) {
 		d.Errorf(n, path, "cert_file and key_file go together")
 		return
 	}
+	if d.unread {
+		return
+	}
 	if _, err := t.Load(); err != nil {
 		d.tlsError(n, path, err)
 	}

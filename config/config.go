@@ -137,7 +137,7 @@ type Store struct {
 // Redis configures the Redis store.
 type Redis struct {
 	Mode       string   // "standalone" (default), "sentinel" or "cluster"
-	Addresses  []string // host:port of the server, the sentinels or cluster seeds
+	Addresses  []string // host:port of the server (one alone), the sentinels or cluster seeds
 	MasterName string   // the Sentinel master set
 	// Username and Password authenticate to Redis (an ACL user, or the
 	// default user's requirepass) and, unless the Sentinel fields say

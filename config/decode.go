@@ -36,6 +36,9 @@ type decoder struct {
 	// read is Config.Read: the files read, the keys file's decoder's
 	// shared with the configuration's.
 	read map[string][32]byte
+	// unread is set when no file the configuration names is opened, nor
+	// its content checked (see CheckWithoutFiles).
+	unread bool
 }
 
 // field decodes one value of a mapping.
@@ -66,6 +69,12 @@ func (d *decoder) emptyEntry(e *yaml.Node, path, what string) bool {
 	}
 	d.Errorf(e, path, "an empty entry: write %s, or remove the line", what)
 	return true
+}
+
+// written reports whether n, a value read, was written out as a scalar,
+// "" included, rather than left empty (nothing, null) or absent (nil).
+func written(n *yaml.Node) bool {
+	return n != nil && n.Kind == yaml.ScalarNode && n.Tag != "!!null"
 }
 
 // label reads the name of a caller, a key or an issuer, which logs, check's

@@ -8,11 +8,14 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/internal/routes"
 )
 
 // patterns decodes the ServeMux patterns of the degradation class class,
 // refusing one of a route another class holds (classOf, which it extends)
-// and one the class's ServeMux cannot hold beside those listed before it.
+// and one the class's ServeMux cannot hold beside those listed before it,
+// hosts read as the server's muxes read them (routes.LowerHost).
 func (d *decoder) patterns(n *yaml.Node, path, class string, classOf map[string]classed) []string {
 	var out []string
 	mux := http.NewServeMux() // out's patterns
@@ -36,9 +39,9 @@ func (d *decoder) patterns(n *yaml.Node, path, class string, classOf map[string]
 			}
 			return
 		}
-		if !handles(mux, s) {
+		if !handles(mux, routes.LowerHost(s)) {
 			for _, prev := range out {
-				if patternsConflict(prev, s) {
+				if patternsConflict(routes.LowerHost(prev), routes.LowerHost(s)) {
 					d.Errorf(e, p, "%q conflicts with %q, listed before it: a ServeMux cannot hold both", s, prev)
 					return
 				}
@@ -57,10 +60,11 @@ type classed struct{ class, pattern string }
 
 // routeOf returns the requests the valid ServeMux pattern s matches, as
 // a string equal for two patterns exactly when they match the same
-// requests: its method, host and path segments, each literal segment
+// requests: its method, host (in lower case, without the root dot, as the
+// server's muxes match it) and path segments, each literal segment
 // unescaped as ServeMux reads it and each wildcard without its name.
 func routeOf(s string) string {
-	method, host, p := patternParts(s)
+	method, host, p := patternParts(routes.LowerHost(s))
 	var b strings.Builder
 	b.WriteString(method + " " + host)
 	for _, seg := range strings.Split(p, "/")[1:] {

@@ -204,7 +204,9 @@ func (d *decoder) jwt(n *yaml.Node, path string, raw *rawConfig, i int) *JWT {
 		"jwks_url": func(n *yaml.Node, p string) { j.JWKSURL = d.Str(n, p) },
 		"discover": func(n *yaml.Node, p string) { j.Discover = d.Bool(n, p) },
 		"ca_file": func(n *yaml.Node, p string) {
-			j.CAFile = d.file(n, p)
+			if j.CAFile = d.file(n, p); d.unread || j.CAFile == "" {
+				return
+			}
 			b, err := readBounded(j.CAFile, maxPEMBytes)
 			if err == nil && !x509.NewCertPool().AppendCertsFromPEM(b) {
 				err = fmt.Errorf("%s holds no PEM certificate", j.CAFile)
@@ -215,17 +217,20 @@ func (d *decoder) jwt(n *yaml.Node, path string, raw *rawConfig, i int) *JWT {
 			j.CA = b
 		},
 		"jwks_file": func(n *yaml.Node, p string) {
-			j.JWKSFile = d.file(n, p)
+			if j.JWKSFile = d.file(n, p); d.unread {
+				j.Keys = []byte(unreadJWKS)
+				return
+			}
 			b, err := readBounded(j.JWKSFile, maxJWKSFileBytes)
-			if err != nil {
+			if err != nil && j.JWKSFile != "" {
 				d.Errorf(n, p, "%v", err)
 			}
 			j.Keys = b
 		},
 		"secret_file": func(n *yaml.Node, p string) {
 			j.SecretFile = d.file(n, p)
-			s, err := ReadSecret(j.SecretFile)
-			if err != nil {
+			s, err := d.secret(j.SecretFile)
+			if err != nil && j.SecretFile != "" {
 				d.Errorf(n, p, "%v", err)
 			}
 			j.Secret = []byte(s)

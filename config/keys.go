@@ -164,7 +164,7 @@ func (d *decoder) resolveKeys(c *Config, raw *rawConfig, byName map[string]*http
 	firstOf := map[[32]byte]rawKey{} // each key's first entry
 	for _, rk := range raw.keys {
 		base := byName[rk.plan]
-		if rk.plan == "" {
+		if rk.plan == "" && !written(rk.planNode) { // no plan: of its own, or one refused already
 			base = byName[c.Policy.DefaultPlan]
 		} else if base == nil {
 			if len(raw.plans) > 0 {

@@ -22,6 +22,9 @@ const maxKeysFileBytes = maxFileSize
 // as keys: holds them, n being where the configuration names it. Problems
 // are reported at their line in that file.
 func (d *decoder) keysFile(n *yaml.Node, path string) []rawKey {
+	if d.unread {
+		return nil
+	}
 	data, err := readBounded(path, maxKeysFileBytes)
 	if err != nil {
 		d.Errorf(n, "keys_file", "%v", err)

@@ -114,7 +114,7 @@ rules:
     match: {paths: [/x]}
     limits: [{name: c, algorithm: fixed-window, quantity: 1, window: 1m}]
 `
-	want := `r.yaml:10:13: rules[1].limits: "a.b.c" is already the ID of a limit of rule a, whose state a rule keyed by the client would share`
+	want := `r.yaml:10:14: rules[1].limits[0]: "a.b.c" is already the ID of a limit of rule a, whose state a rule keyed by the client would share`
 	if _, err := config.Parse("r.yaml", []byte(yml)); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %v, want %s", err, want)
 	}

@@ -41,7 +41,11 @@ func Load(path string) (*Config, error) {
 // Parse validates the configuration in data; name is the file name used in
 // errors. All problems found are returned together (joined *Error values;
 // see Errors).
-func Parse(name string, data []byte) (*Config, error) {
+func Parse(name string, data []byte) (*Config, error) { return parse(name, data, false) }
+
+// parse is Parse, reading no file the configuration names when unread (see
+// CheckWithoutFiles).
+func parse(name string, data []byte, unread bool) (*Config, error) {
 	if len(data) > maxFileSize {
 		return nil, &Error{File: name, Msg: fmt.Sprintf("larger than %d bytes", maxFileSize)}
 	}
@@ -52,7 +56,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		}
 		return nil, err
 	}
-	d := &decoder{Decoder: &yamlcheck.Decoder{File: name}, leases: map[string]string{}, leaseAuto: &[]leaseAt{}, read: map[string][32]byte{}}
+	d := &decoder{Decoder: &yamlcheck.Decoder{File: name}, leases: map[string]string{}, leaseAuto: &[]leaseAt{}, read: map[string][32]byte{}, unread: unread}
 	if d.unexpanded(doc, ""); len(d.Errs) > 0 {
 		return nil, d.Err()
 	}
@@ -103,6 +107,7 @@ func Parse(name string, data []byte) (*Config, error) {
 			c.Policy.Global = d.limits(n, p)
 			raw.at("Global", n, p)
 			raw.refused("Global", len(d.Errs) > before)
+			raw.eachAt("Global", n, p, len(d.Errs) > before)
 		},
 		"exempt":      func(n *yaml.Node, p string) { d.exempt(n, p, c, &raw) },
 		"rules":       func(n *yaml.Node, p string) { c.Rules = d.rules(n, p, &raw) },

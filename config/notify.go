@@ -47,8 +47,10 @@ func (d *decoder) notify(n *yaml.Node, path string, nt *Notify) {
 	d.Mapping(n, path, map[string]field{
 		"url": func(n *yaml.Node, p string) { nt.URL, urlNode = d.Str(n, p), n },
 		"secret_file": func(n *yaml.Node, p string) {
-			nt.SecretFile = d.file(n, p)
-			s, err := ReadSecret(nt.SecretFile)
+			if nt.SecretFile = d.file(n, p); nt.SecretFile == "" {
+				return // refused by file
+			}
+			s, err := d.secret(nt.SecretFile)
 			if err != nil {
 				d.Errorf(n, p, "%v", err)
 			}

@@ -19,7 +19,7 @@ func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {
 		isMapping := d.Mapping(v, p, map[string]field{
 			"limits": func(n *yaml.Node, p string) {
 				before := len(d.Errs)
-				pl.Limits = d.limits(n, p)
+				pl.Limits, rp.limitsNode = d.limits(n, p), n
 				rp.limitsRefused = len(d.Errs) > before
 			},
 			"costs": func(n *yaml.Node, p string) { pl.Costs, rp.costNodes = d.costs(n, p) },
@@ -69,6 +69,7 @@ func (d *decoder) resolvePlans(c *Config, raw *rawConfig, root *yaml.Node) map[s
 		raw.at(field+".Name", rp.node, rp.path)
 		raw.at(field+".Limits", rp.node, rp.path+".limits")
 		raw.refused(field+".Limits", rp.limitsRefused)
+		raw.eachAt(field+".Limits", rp.limitsNode, rp.path+".limits", rp.limitsRefused)
 		for ep, n := range rp.costNodes {
 			raw.at(fmt.Sprintf("%s.Costs[%q]", field, ep), n, rp.path+".costs."+ep)
 		}

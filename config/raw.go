@@ -3,6 +3,8 @@
 package config
 
 import (
+	"fmt"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice"
@@ -38,6 +40,19 @@ func (raw *rawConfig) refused(field string, did bool) {
 	raw.partial[field] = true
 }
 
+// eachAt records where each element of field, a list read from the
+// sequence n at path, was read: field[j] at its entry. A list the decoder
+// refused part of (refused) is not recorded, its elements' indices being
+// those of the entries it kept.
+func (raw *rawConfig) eachAt(field string, n *yaml.Node, path string, refused bool) {
+	if refused || n == nil || n.Kind != yaml.SequenceNode {
+		return
+	}
+	for j, e := range n.Content {
+		raw.at(fmt.Sprintf("%s[%d]", field, j), e, fmt.Sprintf("%s[%d]", path, j))
+	}
+}
+
 // location is where a value was read: its node and field path.
 type location struct {
 	node *yaml.Node
@@ -62,6 +77,7 @@ type rawPlan struct {
 	limitsRefused bool
 	costNodes     map[string]*yaml.Node
 	node          *yaml.Node
+	limitsNode    *yaml.Node // the list of limits, nil without one
 	upgradeNode   *yaml.Node
 	path          string
 }

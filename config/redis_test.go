@@ -177,7 +177,7 @@ func TestRedisAddressesNeedAHostAndPort(t *testing.T) {
 			t.Errorf("%s: %v, want %s", c.addresses, err, c.want)
 		}
 	}
-	c, err := config.Parse("a.yaml", []byte(plans+"store: {type: redis, redis: {addresses: [\"r1:6379\", \"[::1]:6380\", \"10.0.0.1:7000\"]}}\n"))
+	c, err := config.Parse("a.yaml", []byte(plans+"store: {type: redis, redis: {mode: cluster, addresses: [\"r1:6379\", \"[::1]:6380\", \"10.0.0.1:7000\"]}}\n"))
 	if err != nil || len(c.Store.Redis.Addresses) != 3 {
 		t.Errorf("valid addresses: %v", err)
 	}

@@ -3,6 +3,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 
@@ -24,6 +25,7 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 		d.store(nil, "store", &c.Store)
 	}
 	byName := d.resolvePlans(c, raw, root)
+	d.emptyPlanNames(c, raw)
 	for i, j := range c.Identity.JWT {
 		if loc, ok := raw.locs[jwtPlanField(i)]; ok && byName[j.Plan] == nil {
 			d.Errorf(loc.node, loc.path, "%q is not a plan", j.Plan)
@@ -60,6 +62,21 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 	}
 }
 
+// emptyPlanNames refuses default_plan and anonymous_plan written as ""
+// (as a template renders an unset value): "" names no plan, and read as
+// the field left out it would put clients on another plan than the one
+// the file was meant to name.
+func (d *decoder) emptyPlanNames(c *Config, raw *rawConfig) {
+	if len(raw.plans) == 0 {
+		return // no plan at all: Plans's error says so
+	}
+	for _, f := range []struct{ field, name string }{{"DefaultPlan", c.Policy.DefaultPlan}, {"AnonymousPlan", c.Policy.AnonymousPlan}} {
+		if loc, ok := raw.locs[f.field]; ok && f.name == "" && written(loc.node) {
+			d.Errorf(loc.node, loc.path, "\"\" is not a plan (plans: %s): name one, or remove the line", planNames(raw.plans))
+		}
+	}
+}
+
 // locate reports every field error in err at the place its field was read
 // from (raw.locs, under prefix): the field's own, else its nearest
 // enclosing field's. A problem at a place that already has one (a value the
@@ -68,9 +85,13 @@ func (d *decoder) locate(err error, raw *rawConfig, prefix string) {
 	if err == nil {
 		return
 	}
-	taken := map[[2]int]bool{}
+	type place struct {
+		file      string
+		line, col int
+	}
+	taken := map[place]bool{} // the places of the problems the decoder found, in any file
 	for _, e := range Errors(errors.Join(d.Errs...)) {
-		taken[[2]int{e.Line, e.Col}] = true
+		taken[place{e.File, e.Line, e.Col}] = true
 	}
 	var errs []error
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
@@ -87,7 +108,7 @@ func (d *decoder) locate(err error, raw *rawConfig, prefix string) {
 		for f := field; f != "" && !ok; f = parentField(f) {
 			loc, ok = raw.locs[prefix+f]
 		}
-		if loc.node != nil && taken[[2]int{loc.node.Line, loc.node.Column}] {
+		if loc.node != nil && taken[place{cmp.Or(loc.file, d.File), loc.node.Line, loc.node.Column}] {
 			continue
 		}
 		if field == "Plans" {

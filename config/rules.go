@@ -100,6 +100,9 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 		d.Mapping(e, path, map[string]field{
 			"name": func(n *yaml.Node, p string) { r.Name = d.Str(n, p); raw.at(at+".Name", n, p) },
 			"match": func(n *yaml.Node, p string) {
+				if d.emptyMatch(n, p, "empty", "leave match: out to match every request") {
+					return
+				}
 				if n.Kind != yaml.SequenceNode {
 					d.Mapping(n, p, d.matchFields(raw, &r, &r.Methods, &r.Paths, &r.ExceptPaths, &r.Hosts, &r.Headers, at, list, &matchPlans))
 					return
@@ -111,6 +114,9 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 				raw.at(at+".Any", n, p)
 				r.Any = make([]httplimit.Match, len(n.Content))
 				d.List(n, p, func(k int, e *yaml.Node, p string) {
+					if d.emptyMatch(e, p, "an empty alternative", "remove the line") {
+						return
+					}
 					m := &r.Any[k]
 					aat := fmt.Sprintf("%s.Any[%d]", at, k)
 					raw.at(aat, e, p)
@@ -136,6 +142,7 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 			},
 			"plans": func(n *yaml.Node, p string) {
 				plansNode, plansPath = n, p
+				d.emptyPlans(n, p)
 				list("Plans", &rulePlans)(n, p)
 			},
 			"key": list("Key", &r.Key),
@@ -155,6 +162,7 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 				r.Limits = d.limitsUnder(n, p, idPrefix)
 				raw.at(at+".Limits", n, p)
 				raw.refused(at+".Limits", len(d.Errs) > before)
+				raw.eachAt(at+".Limits", n, p, len(d.Errs) > before)
 			},
 		})
 		switch {
@@ -179,7 +187,8 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 
 // matchFields returns the fields of one match: mapping, whose lists go to
 // the slices given and are recorded in raw under at (list makes a list's
-// field);
+// field), methods, paths, hosts and plans refused empty (any one of none
+// would match nothing, and an empty list reads as every one);
 // plans, when matchPlans is not nil, is read into r.Plans and its node put
 // in *matchPlans, and refused otherwise, as one alternative's.
 func (d *decoder) matchFields(raw *rawConfig, r *httplimit.Rule, methods, paths, exceptPaths, hosts *[]string, headers *[]httplimit.HeaderMatch,
@@ -191,14 +200,22 @@ func (d *decoder) matchFields(raw *rawConfig, r *httplimit.Rule, methods, paths,
 	if matchPlans != nil {
 		plans = func(n *yaml.Node, p string) {
 			*matchPlans = n
+			d.emptyPlans(n, p)
 			list("Plans", &r.Plans)(n, p)
 		}
 	}
+	// nonEmpty is list's field of name (key in the file), refused empty.
+	nonEmpty := func(name, key, every string, dst *[]string) field {
+		return func(n *yaml.Node, p string) {
+			d.emptyList(n, p, every, "list the "+key+" to match, or leave "+key+" out")
+			list(name, dst)(n, p)
+		}
+	}
 	return map[string]field{
-		"methods":      list("Methods", methods),
-		"paths":        list("Paths", paths),
+		"methods":      nonEmpty("Methods", "methods", "every method", methods),
+		"paths":        nonEmpty("Paths", "paths", "every path", paths),
 		"except_paths": list("ExceptPaths", exceptPaths),
-		"hosts":        list("Hosts", hosts),
+		"hosts":        nonEmpty("Hosts", "hosts", "every host", hosts),
 		"plans":        plans,
 		"headers": func(n *yaml.Node, p string) {
 			d.List(n, p, func(j int, e *yaml.Node, p string) {
@@ -215,4 +232,23 @@ func (d *decoder) matchFields(raw *rawConfig, r *httplimit.Rule, methods, paths,
 			})
 		},
 	}
+}
+
+// emptyMatch refuses n, a match: or one of its alternatives (what names
+// it in the message), when it is nothing (null, as a line commented out
+// or a template's empty value leaves it) or {}: it would match every
+// request, the rule's widest reading; instead says what to write for
+// that. It reports whether n was refused.
+func (d *decoder) emptyMatch(n *yaml.Node, path, what, instead string) bool {
+	if n.Tag != "!!null" && (n.Kind != yaml.MappingNode || len(n.Content) > 0) {
+		return false
+	}
+	d.Errorf(n, path, "%s, it would match every request: give the methods, paths, hosts or headers to match, or %s", what, instead)
+	return true
+}
+
+// emptyPlans refuses n, a rule's plans:, when it is an empty list, read as
+// plans: left out: the rule would count the clients of every plan.
+func (d *decoder) emptyPlans(n *yaml.Node, path string) {
+	d.emptyList(n, path, "every plan", "list the plans whose clients the rule counts, or leave plans out")
 }

@@ -178,16 +178,22 @@ func (d *decoder) tls(n *yaml.Node, path string, t *TLS, clientCA bool) {
 		d.Errorf(n, path+".client_ca_file", "mutual TLS needs the listener's own cert_file and key_file")
 		return
 	}
-	if t.CertFile != "" && t.KeyFile != "" {
+	if t.CertFile != "" && t.KeyFile != "" && !d.unread {
 		if _, err := t.Load(); err != nil {
 			d.tlsError(n, path, err)
 		}
 	}
 }
 
-// file returns the path of n, relative to the configuration file's folder.
+// file returns the path of n, relative to the configuration file's folder,
+// or "" when n names none. An empty name ("", as a template renders an
+// unset value) is refused: read as no file, it would turn off what the
+// file configures (TLS, client certificates, the keys file) without a word.
 func (d *decoder) file(n *yaml.Node, p string) string {
 	s := d.Str(n, p)
+	if s == "" && written(n) {
+		d.Errorf(n, p, "empty: name a file, or remove the line")
+	}
 	if s != "" && !filepath.IsAbs(s) {
 		s = filepath.Join(filepath.Dir(d.File), s)
 	}

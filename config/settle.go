@@ -26,8 +26,10 @@ type Settle struct {
 func (d *decoder) settle(n *yaml.Node, path string, s *Settle) {
 	d.Mapping(n, path, map[string]field{
 		"secret_file": func(n *yaml.Node, p string) {
-			s.SecretFile = d.file(n, p)
-			secret, err := ReadSecret(s.SecretFile)
+			if s.SecretFile = d.file(n, p); s.SecretFile == "" {
+				return // refused by file
+			}
+			secret, err := d.secret(s.SecretFile)
 			switch {
 			case err != nil:
 				d.Errorf(n, p, "%v", err)

@@ -30,16 +30,16 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 		"redis": func(n *yaml.Node, path string) {
 			r := &s.Redis
 			sentinelAt := map[string]*yaml.Node{} // where each sentinel_ field is
-			var dbNode, replicasNode, masterNameNode, replicaWaitNode, timeoutNode *yaml.Node
+			var addressesNode, dbNode, replicasNode, masterNameNode, replicaWaitNode, timeoutNode *yaml.Node
 			d.Mapping(n, path, map[string]field{
 				"mode":        func(n *yaml.Node, p string) { r.Mode = d.OneOf(n, p, "standalone", "sentinel", "cluster") },
-				"addresses":   func(n *yaml.Node, p string) { r.Addresses = d.dialAddresses(n, p) },
+				"addresses":   func(n *yaml.Node, p string) { r.Addresses, addressesNode = d.dialAddresses(n, p), n },
 				"master_name": func(n *yaml.Node, p string) { r.MasterName, masterNameNode = d.Str(n, p), n },
 				"username":    func(n *yaml.Node, p string) { r.Username = d.Str(n, p) },
 				"password":    func(n *yaml.Node, p string) { r.Password = d.Str(n, p) },
 				"password_file": func(n *yaml.Node, p string) {
 					r.PasswordFile = d.file(n, p)
-					if _, err := ReadSecret(r.PasswordFile); err != nil {
+					if _, err := d.secret(r.PasswordFile); err != nil && r.PasswordFile != "" {
 						d.Errorf(n, p, "%v", err)
 					}
 				},
@@ -47,7 +47,7 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 				"sentinel_password": func(n *yaml.Node, p string) { r.SentinelPassword, sentinelAt[p] = d.Str(n, p), n },
 				"sentinel_password_file": func(n *yaml.Node, p string) {
 					r.SentinelPasswordFile, sentinelAt[p] = d.file(n, p), n
-					if _, err := ReadSecret(r.SentinelPasswordFile); err != nil {
+					if _, err := d.secret(r.SentinelPasswordFile); err != nil && r.SentinelPasswordFile != "" {
 						d.Errorf(n, p, "%v", err)
 					}
 				},
@@ -71,6 +71,7 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 			if len(r.Addresses) == 0 {
 				d.Errorf(n, path+".addresses", "at least one address is needed")
 			}
+			d.standaloneAddresses(addressesNode, path+".addresses", r.Mode)
 			if r.Password != "" && r.PasswordFile != "" {
 				d.Errorf(n, path+".password_file", "set password or password_file, not both")
 			}
@@ -117,6 +118,18 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 	if s.Type == "memory" && n != nil && n.Kind == yaml.MappingNode && hasKey(n, "redis") {
 		d.Errorf(keyNode(n, "redis"), path+".redis", "applies only to type: redis, and the store is memory (the default when type is left out): set type: redis, or remove the section")
 	}
+}
+
+// standaloneAddresses refuses a second address of n, the list of
+// addresses, in standalone mode: one Redis server, the first address, is
+// all the store connects to, and the others would never be used, not even
+// once the first fails.
+func (d *decoder) standaloneAddresses(n *yaml.Node, path, mode string) {
+	if mode != "standalone" || n == nil || n.Kind != yaml.SequenceNode || len(n.Content) < 2 {
+		return
+	}
+	d.Errorf(n.Content[1], path+"[1]", "standalone mode connects to one Redis server, the first address, and never to the others: "+
+		"give one address, or set mode: sentinel (the Sentinels' addresses, with master_name) or mode: cluster (the cluster's nodes)")
 }
 
 // dialAddresses decodes a list of host:port addresses to connect to (or

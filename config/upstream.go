@@ -14,9 +14,14 @@ import (
 // case: http, https or h2c, with a host, and without what the reverse
 // proxy would drop (credentials, a fragment) or add to every request (a
 // query, which httputil.ProxyRequest.SetURL merges into each request's).
+// An empty URL is refused: read as no upstream, the demo upstream would
+// answer every request in the API's place.
 func (d *decoder) upstream(n *yaml.Node, p string) string {
 	s := d.Str(n, p)
 	if s == "" {
+		if written(n) {
+			d.Errorf(n, p, "empty: give the upstream's URL, or remove the line to serve the demo upstream")
+		}
 		return ""
 	}
 	u, err := url.Parse(s)

@@ -229,10 +229,10 @@ func (v *validator) plan(field string, p *Plan, global []sluice.Limit, names map
 		v.errorf(field+".Limits", "a plan needs at least one limit")
 	}
 	v.limits(field+".Limits", p.Limits)
-	for _, l := range p.Limits {
+	for j, l := range p.Limits {
 		for _, g := range global {
 			if l.Name() == g.Name() {
-				v.errorf(field+".Limits", "limit %q has the name of a global limit (names identify limits in headers and problem bodies)", l.Name())
+				v.errorf(fmt.Sprintf("%s.Limits[%d]", field, j), "limit %q has the name of a global limit (names identify limits in headers and problem bodies)", l.Name())
 			}
 		}
 	}

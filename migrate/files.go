@@ -264,13 +264,14 @@ func rulesYAML(b *strings.Builder, rules []Rule, shadow bool) {
 	for _, r := range rules {
 		fmt.Fprintf(b, "  - name: %s\n", yamlName(r.Name))
 		switch {
+		case len(r.Any) > 0 && slices.ContainsFunc(r.Any, RuleMatch.every):
+			// One alternative takes every request: so does the rule.
+			if len(r.Plans) > 0 {
+				fmt.Fprintf(b, "    plans: %s   # their clients only, as in the source\n", quoteAll(r.Plans))
+			}
 		case len(r.Any) > 0:
 			b.WriteString("    match:   # any of these, one count across them, as in the source\n")
 			for _, m := range r.Any {
-				if len(m.Paths)+len(m.Hosts)+len(m.Methods)+len(m.Headers)+len(m.ExceptPaths) == 0 {
-					b.WriteString("      - {}   # every request\n")
-					continue
-				}
 				matchYAML(b, "      - ", "        ", m)
 			}
 			if len(r.Plans) > 0 {

@@ -164,6 +164,11 @@ type RuleMatch struct {
 
 // alternatives returns r's Any, or else its own fields as its one
 // alternative.
+// every reports whether m names nothing, and so takes every request.
+func (m RuleMatch) every() bool {
+	return len(m.Paths)+len(m.Hosts)+len(m.Methods)+len(m.Headers)+len(m.ExceptPaths) == 0
+}
+
 func (r *Rule) alternatives() []RuleMatch {
 	if len(r.Any) > 0 {
 		return r.Any

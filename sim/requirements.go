@@ -68,7 +68,7 @@ type Requirements struct {
 	// standalone, or cluster when the state would not fit one server.
 	RedisMode string `yaml:"redis_mode" json:"redis_mode,omitempty"`
 	// RedisAddresses are the Redis addresses for the config; default
-	// localhost:6379.
+	// localhost:6379. More than one needs RedisMode sentinel or cluster.
 	RedisAddresses []string `yaml:"redis_addresses" json:"redis_addresses,omitempty"`
 	// Name is the limit's name in the config, headers and metrics; default
 	// after the window ("per-minute").
@@ -169,6 +169,11 @@ func (r Requirements) withDefaults() (Requirements, error) {
 		if host, port, err := net.SplitHostPort(a); err != nil || host == "" || port == "" || strings.ContainsAny(a, " \t") {
 			return r, fmt.Errorf("requirements: %w", fieldErrorf(fmt.Sprintf("redis_addresses[%d]", i), "%q is not host:port (e.g. redis.internal:6379)", a))
 		}
+	}
+	if len(r.RedisAddresses) > 1 && (r.RedisMode == "" || r.RedisMode == "standalone") {
+		// A standalone store talks to one server: a second address
+		// would be written into a configuration that refuses it.
+		return r, fmt.Errorf("requirements: %w", fieldErrorf("redis_addresses[1]", "%d addresses name several servers: set redis_mode to sentinel or cluster (standalone is one server)", len(r.RedisAddresses)))
 	}
 	return r, nil
 }

@@ -19,12 +19,12 @@ func TestRequirementsRefuseAddressesThatAreNotHostPort(t *testing.T) {
 		{[]string{"redis.internal"}, false},
 		{[]string{":6379"}, false},
 	} {
-		_, err := Requirements{Rate: "100/1m", Store: "redis", RedisAddresses: tc.addrs, MaxArrivals: testBudget}.withDefaults()
+		_, err := Requirements{Rate: "100/1m", Store: "redis", RedisMode: "cluster", RedisAddresses: tc.addrs, MaxArrivals: testBudget}.withDefaults()
 		if (err == nil) != tc.ok {
 			t.Errorf("%q: err %v, want ok %v", tc.addrs, err, tc.ok)
 		}
 	}
-	req, err := ReadAPIRequirements(strings.NewReader("store: redis\nredis_addresses: [\"a:1\", \"\"]\nplans: [{name: free, limits: [{rate: 5/1s}]}]\n"), "api.yaml")
+	req, err := ReadAPIRequirements(strings.NewReader("store: redis\nredis_mode: cluster\nredis_addresses: [\"a:1\", \"\"]\nplans: [{name: free, limits: [{rate: 5/1s}]}]\n"), "api.yaml")
 	if err == nil {
 		req.MaxArrivals = testArrivals
 		_, err = DesignAPI(context.Background(), req)

@@ -17,7 +17,7 @@ func TestDesignWritesAnAnalysisAndAValidConfig(t *testing.T) {
 	reqs := filepath.Join(dir, "needs.yaml")
 	os.WriteFile(reqs, []byte("rate: 100/1m\nburst: 20\nprecision: strict\nkeys: 10000\ninstances: 3\n"), 0o644)
 	cfgFile, mdFile := filepath.Join(dir, "sluice.yaml"), filepath.Join(dir, "design.md")
-	code, out, errOut := runSluice(t, "design", "-requirements", reqs, "-redis-addresses", "10.0.0.1:6379,10.0.0.2:6379",
+	code, out, errOut := runSluice(t, "design", "-requirements", reqs, "-redis-addresses", "10.0.0.1:6379",
 		"-config", cfgFile, "-o", mdFile)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -30,7 +30,7 @@ func TestDesignWritesAnAnalysisAndAValidConfig(t *testing.T) {
 		t.Fatalf("the generated config does not load: %v", err)
 	}
 	plan := cfg.Policy.Plan(cfg.Policy.DefaultPlan)
-	if cfg.Store.Type != "redis" || cfg.Store.Redis.Instances != 3 || len(cfg.Store.Redis.Addresses) != 2 ||
+	if cfg.Store.Type != "redis" || cfg.Store.Redis.Instances != 3 || !slices.Equal(cfg.Store.Redis.Addresses, []string{"10.0.0.1:6379"}) ||
 		plan == nil || plan.Limits[0].String() != "per-minute: gcra 80 per 1m0s burst 20" {
 		t.Fatalf("loaded store %+v, plan %+v", cfg.Store, plan)
 	}
@@ -132,7 +132,7 @@ func TestDesignCalendarQuotaFromFlags(t *testing.T) {
 // not part of an address.
 func TestDesignRedisAddressesListTrimsSpaces(t *testing.T) {
 	cfgFile := filepath.Join(t.TempDir(), "sluice.yaml")
-	code, _, errOut := runSluice(t, "design", "-rate", "100/1m", "-store", "redis", "-redis-addresses", "10.0.0.1:6379, 10.0.0.2:6379", "-config", cfgFile, "-format", "yaml")
+	code, _, errOut := runSluice(t, "design", "-rate", "100/1m", "-store", "redis", "-redis-mode", "cluster", "-redis-addresses", "10.0.0.1:6379, 10.0.0.2:6379", "-config", cfgFile, "-format", "yaml")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -143,7 +143,22 @@ func TestDesignRedisAddressesListTrimsSpaces(t *testing.T) {
 	if got := cfg.Store.Redis.Addresses; !slices.Equal(got, []string{"10.0.0.1:6379", "10.0.0.2:6379"}) {
 		t.Errorf("addresses %q", got)
 	}
-	if code, _, errOut := runSluice(t, "design", "-rate", "100/1m", "-store", "redis", "-redis-addresses", "10.0.0.1:6379,,10.0.0.2:6379", "-format", "yaml"); code != 2 || !strings.Contains(errOut, "redis_addresses[1]") {
+	if code, _, errOut := runSluice(t, "design", "-rate", "100/1m", "-store", "redis", "-redis-mode", "cluster", "-redis-addresses", "10.0.0.1:6379,,10.0.0.2:6379", "-format", "yaml"); code != 2 || !strings.Contains(errOut, "redis_addresses[1]") {
 		t.Errorf("an empty address: exit %d, %s", code, errOut)
+	}
+}
+
+// A standalone store is one server: several addresses without a mode
+// that uses them (sentinel, cluster) are refused, not written into a
+// configuration that would refuse them.
+func TestDesignRefusesSeveralAddressesForOneServer(t *testing.T) {
+	for _, mode := range []string{"", "standalone"} {
+		args := []string{"design", "-rate", "100/1m", "-store", "redis", "-redis-addresses", "10.0.0.1:6379,10.0.0.2:6379", "-format", "yaml"}
+		if mode != "" {
+			args = append(args, "-redis-mode", mode)
+		}
+		if code, _, errOut := runSluice(t, args...); code != 2 || !strings.Contains(errOut, "redis_addresses[1]") || !strings.Contains(errOut, "sentinel or cluster") {
+			t.Errorf("mode %q: exit %d, %s", mode, code, errOut)
+		}
 	}
 }

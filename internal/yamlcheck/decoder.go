@@ -423,7 +423,7 @@ func SyntaxErrorOf(name string, data []byte, err error) error {
 		locate(se, data)
 		return se
 	}
-	atItsLine(se, data)
+	atItsLine(se, data, err.Error())
 	lines := strings.SplitN(string(data), "\n", se.Line+1)
 	if len(lines) < se.Line {
 		return e

@@ -41,15 +41,77 @@ var parserProblems = []string{
 }
 
 // atItsLine corrects the line of e, a syntax error of data that yaml.v3
-// reported with one: the next for a parser's error, and the last line that
-// holds anything for an error past it (at the end of the stream).
-func atItsLine(e *Error, data []byte) {
+// reported with one as msg: for a parser's error, the line of the token it
+// was found at (problemLine); for any, the last line that holds anything
+// for an error past it (at the end of the stream).
+func atItsLine(e *Error, data []byte, msg string) {
 	if slices.Contains(parserProblems, strings.TrimPrefix(e.Msg, "YAML syntax: ")) {
-		e.Line++
+		e.Line = problemLine(data, e.Line+1, msg)
 	}
 	if last, _ := position(data, len(bytes.TrimRight(data, " \t\r\n"))); e.Line > last {
 		e.Line = last
 	}
+}
+
+// problemLine returns the line of the token at which yaml.v3's parser
+// refused data with msg, an error it located at line (counted from 1).
+// yaml.v3 names the line where the construct the parser was in starts
+// (a list, a mapping), unless that is the first line, when it names the
+// token's: the text from line on, in which the construct starts on the
+// first line, is read for the token's line, taken when data cut after it
+// is refused with msg too; line itself when data cut after line is
+// refused so (the token is there), and failing that. It costs at most
+// three more reads of data, however many lines it has.
+func problemLine(data []byte, line int, msg string) int {
+	refusedUpTo := func(last int) bool {
+		err := decodeAll(data[:lineStart(data, last+1)])
+		return err != nil && err.Error() == msg
+	}
+	if refusedUpTo(line) {
+		return line
+	}
+	_, problem := lineOf(msg)
+	err := decodeAll(data[lineStart(data, line):])
+	if err == nil {
+		return line
+	}
+	offset, again := lineOf(err.Error())
+	token := line + offset
+	if again != problem || token == line || !refusedUpTo(token) {
+		return line
+	}
+	return token
+}
+
+// lineOf splits msg, a yaml.v3 error ("yaml: line N: problem"), into its
+// line (0 without one) and its problem.
+func lineOf(msg string) (int, string) {
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	var line int
+	if n, _ := fmt.Sscanf(msg, "line %d:", &line); n == 1 {
+		return line, strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", line))
+	}
+	return 0, msg
+}
+
+// lineStart returns the offset in data of the start of its line (counted
+// from 1), len(data) past the last, counting line breaks as position does.
+func lineStart(data []byte, line int) int {
+	at := 1
+	for i := 0; i < len(data); {
+		if at == line {
+			return i
+		}
+		r, size := utf8.DecodeRune(data[i:])
+		switch {
+		case r == '\r' && i+1 < len(data) && data[i+1] == '\n':
+			size, at = 2, at+1
+		case r == '\n', r == '\r', r == 0x85, r == 0x2028, r == 0x2029:
+			at++
+		}
+		i += size
+	}
+	return len(data)
 }
 
 // locate gives e, a syntax error of data that yaml.v3 reported with no
