@@ -33,10 +33,12 @@ type importResponse struct {
 // 413 for a body above designerMaxBody; 503 with Retry-After when as many
 // imports as the designer runs simulations at once (one per core) are
 // being translated (imports do not wait for simulations, nor these for
-// them). The files are loaded, in memory, as `sluice
-// check` and the Envoy service load them before they are answered; one
-// that does not load is a 500 (a fault of the translation, never of the
-// source).
+// them). The files are checked, in memory, as `sluice check` and the
+// Envoy service load them, but opening none of the files the
+// configuration names (a jwks_file, a keys file, a TLS certificate: paths
+// of the host the source came from), so that the answer never depends on
+// what this server's disk holds; one that does not load is a 500 (a fault
+// of the translation, never of the source).
 func (s *Server) handleDesignerImport(w http.ResponseWriter, r *http.Request) {
 	s.designer.handleImport(w, r)
 }
@@ -97,9 +99,10 @@ func (d *designer) handleImport(w http.ResponseWriter, r *http.Request) {
 }
 
 // loadImported loads files as `sluice check` and the Envoy service would,
-// from memory: nothing is written to disk.
+// from memory, without opening a file the configuration names (see
+// config.CheckWithoutFiles): nothing on disk is read or written.
 func loadImported(files map[string]string) error {
-	if _, err := config.Parse(migrate.ConfigFile, []byte(files[migrate.ConfigFile])); err != nil {
+	if err := config.CheckWithoutFiles(migrate.ConfigFile, []byte(files[migrate.ConfigFile])); err != nil {
 		return err
 	}
 	if rules, ok := files[migrate.EnvoyRulesFile]; ok {

@@ -64,11 +64,16 @@ type docsData struct {
 	Rules       []docsRule
 	Counted     []docsCounted // the limits that count requests by their answer
 	Identity    config.Identity
+	// Keys is true when an API key can name a client: some key is listed
+	// (keys:, keys_file) or identity.unknown_keys is key. Otherwise a
+	// request with a key counts as one without, and the page names none.
+	Keys bool
 	// KeyHeader is how the code examples send an API key: a header name and
 	// the value's prefix before the key ("Bearer " for Authorization).
 	// KeyVar names the variable that holds it, KeyWord what it is: "API_KEY"
 	// and "key", or, where tokens identify clients and no key is listed,
-	// "ACCESS_TOKEN" and "access token".
+	// "ACCESS_TOKEN" and "access token"; both are empty where neither keys
+	// nor tokens name clients, whose examples then send no credential.
 	KeyHeader, KeyPrefix string
 	KeyVar, KeyWord      string
 	Modes                []string
@@ -127,9 +132,14 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 	if hs := cfg.Identity.APIKeyHeaders; len(hs) > 0 {
 		data.KeyHeader = hs[0]
 	}
-	data.KeyVar, data.KeyWord = "API_KEY", "key"
-	if len(cfg.Identity.JWT) > 0 && len(cfg.Keys) == 0 && cfg.KeysFile == "" {
+	data.Keys = len(cfg.Keys) > 0 || cfg.KeysFile != "" || cfg.Identity.UnknownKeys == "key"
+	switch {
+	case len(cfg.Identity.JWT) > 0 && len(cfg.Keys) == 0 && cfg.KeysFile == "":
 		data.KeyHeader, data.KeyVar, data.KeyWord = "Authorization", "ACCESS_TOKEN", "access token"
+	case data.Keys:
+		data.KeyVar, data.KeyWord = "API_KEY", "key"
+	default:
+		data.KeyHeader = ""
 	}
 	if data.KeyHeader == "Authorization" {
 		data.KeyPrefix = "Bearer "

@@ -2,6 +2,7 @@ package server
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sluice-dev/sluice/config"
@@ -28,7 +29,7 @@ func describeRules(cfg *config.Config, plan string) []docsRule {
 		if !r.AppliesTo(plan) {
 			continue
 		}
-		dr := docsRule{Name: r.Name, Requests: ruleRequests(r, func(h string) bool { return credentialHeader(cfg, h) }), Per: ruleKey(r)}
+		dr := docsRule{Name: r.Name, Requests: ruleRequests(r, func(h string) bool { return credentialHeader(cfg, h) }), Per: ruleKey(r, cfg.Identity.IPv6Prefix)}
 		switch {
 		case r.Cost == nil || *r.Cost == 1:
 		case *r.Cost == 0:
@@ -119,12 +120,31 @@ func matchRequests(r httplimit.Match, secret func(header string) bool, placehold
 	return strings.Join(parts, " ")
 }
 
-// ruleKey says what r's requests are counted per.
-func ruleKey(r httplimit.Rule) string {
+// ruleKey says what r's requests are counted per, and so whom a count is
+// shared with: the addresses an "ip/N" key counts together (IPv6 ones per
+// ipv6Prefix unless it says "ip/N/M"), and, where an attribute of the key
+// may be absent, whom the requests without it share a count with: each
+// address its own (FallbackIP) or all of them one (FallbackShared). Under
+// FallbackSkip such requests are counted by no one: the page, which never
+// tells what escapes a limit, says nothing of them.
+func ruleKey(r httplimit.Rule, ipv6Prefix int) string {
 	key := r.Key
 	if len(key) == 0 {
 		key = []string{httplimit.KeyClient}
 	}
+	per := keyParts(r, key, ipv6Prefix)
+	if r.Fallback == httplimit.FallbackSkip || !slices.ContainsFunc(key, func(k string) bool { return mayBeAbsent(r, k) }) {
+		return per
+	}
+	if r.Fallback == httplimit.FallbackShared {
+		return per + "; requests without it: all of them together, one count"
+	}
+	return per + "; requests without it: per client address"
+}
+
+// keyParts names the attributes of key, r's, joined: what r's requests
+// are counted per where each has a value.
+func keyParts(r httplimit.Rule, key []string, ipv6Prefix int) string {
 	var parts []string
 	for _, k := range key {
 		switch {
@@ -134,8 +154,10 @@ func ruleKey(r httplimit.Rule) string {
 			parts = append(parts, "API key")
 		case k == httplimit.KeyUser:
 			parts = append(parts, "user")
-		case k == httplimit.KeyIP || strings.HasPrefix(k, httplimit.KeyIP+"/"):
+		case k == httplimit.KeyIP:
 			parts = append(parts, "client address")
+		case strings.HasPrefix(k, httplimit.KeyIP+"/"):
+			parts = append(parts, addressGroups(strings.TrimPrefix(k, httplimit.KeyIP+"/"), ipv6Prefix))
 		case k == httplimit.KeyHost:
 			parts = append(parts, "host")
 		case k == httplimit.KeyRoute:
@@ -175,4 +197,42 @@ func ruleKey(r httplimit.Rule) string {
 		return "all clients together"
 	}
 	return strings.Join(parts, " and ")
+}
+
+// addressGroups tells the addresses a key "ip/<prefixes>" counts together:
+// prefixes is "N" (IPv6 per ipv6Prefix) or "N/M", as httplimit accepts it.
+func addressGroups(prefixes string, ipv6Prefix int) string {
+	v4, v6, two := strings.Cut(prefixes, "/")
+	if !two {
+		v6 = strconv.Itoa(ipv6Prefix)
+	}
+	n, _ := strconv.Atoi(v4) // httplimit took it: 1 to 32
+	if n >= 32 {
+		return "client address (IPv4 per /" + v4 + ", IPv6 per /" + v6 + ")"
+	}
+	return "client address (IPv4 per /" + v4 + ": " + thousands(int64(1)<<(32-n)) + " addresses together; IPv6 per /" + v6 + ")"
+}
+
+// mayBeAbsent reports whether a request may lack a value of the key
+// attribute k of r, which r's Fallback then stands for: a credential it
+// does not carry, a header, query parameter, cookie, body field or claim
+// it does not send, a "{name...}" wildcard of r's paths that matches
+// nothing. The client, its address, the host, the path, the route and the
+// rule itself are always there.
+func mayBeAbsent(r httplimit.Rule, k string) bool {
+	switch {
+	case k == httplimit.KeyAPIKey, k == httplimit.KeyUser:
+		return true
+	case strings.HasPrefix(k, httplimit.KeyPath):
+		wild := "{" + strings.TrimPrefix(k, httplimit.KeyPath) + "...}"
+		return slices.ContainsFunc(r.Alternatives(), func(m httplimit.Match) bool {
+			return slices.ContainsFunc(m.Paths, func(p string) bool { return strings.Contains(p, wild) })
+		})
+	}
+	for _, prefix := range []string{httplimit.KeyHeader, httplimit.KeyQuery, httplimit.KeyCookie, httplimit.KeyForm, httplimit.KeyJSON, httplimit.KeyClaim} {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
 }

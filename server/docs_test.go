@@ -28,8 +28,8 @@ plans:
 	}
 }
 
-// Rules are told as the requests they match, what those are counted per,
-// and their limits under the names the headers give them, in units where
+// Rules are told as the requests they match, what those are counted per
+// (and the requests whose key lacks a value), and their limits under the names the headers give them, in units where
 // the requests' costs count (uploads: the free plan's costs) and requests
 // where the rule sets a cost of 1 (reports); a limit the headers leave out
 // says so.
@@ -42,10 +42,10 @@ func TestDocsTellsRules(t *testing.T) {
 	page := readAll(t, f.do(t, "GET", "/docs", "", nil))
 	for _, want := range []string{
 		`<code>POST, PUT /v1/tenants/{tenant}/uploads, /v1/tenants/{tenant}/uploads/{name...} except /v1/tenants/{tenant}/uploads/drafts/{name...}</code></td><td>{tenant} of the path</td><td><code>uploads.per-minute</code></td><td>10 units per 1m`,
-		`<td>value of X-Tenant</td><td><code>search.per-second</code> <span class="muted">(not in the headers)</span>`,
+		`<td>value of X-Tenant; requests without it: per client address</td><td><code>search.per-second</code> <span class="muted">(not in the headers)</span>`,
 		`<code>POST /v1/reports on api.example.com, *.api.example.com with Content-Type: application/json</code></td><td>all clients together</td><td><code>reports.per-minute</code></td><td>30 requests per 1m`,
 		`<code>POST /v1/exports</code></td><td>client (API key, user or address)</td><td><code>exports.per-hour</code>`,
-		`<code>POST /v1/login</code></td><td>form field username of the request</td><td><code>logins.per-minute</code>`,
+		`<code>POST /v1/login</code></td><td>form field username of the request; requests without it: per client address</td><td><code>logins.per-minute</code>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("/docs lacks %s", want)

@@ -31,10 +31,10 @@ rules:
 	if got, want := ruleRequests(r, func(string) bool { return false }), "any method /orders or POST /billing on b.example"; got != want {
 		t.Errorf("ruleRequests: %q, want %q", got, want)
 	}
-	if got, want := ruleKey(r), "all clients together, each route apart"; got != want {
+	if got, want := ruleKey(r, cfg.Identity.IPv6Prefix), "all clients together, each route apart"; got != want {
 		t.Errorf("ruleKey: %q, want %q", got, want)
 	}
-	if got, want := ruleKey(httplimit.Rule{Key: []string{"route"}, Any: []httplimit.Match{{Paths: []string{"/a"}}}}), "all clients together"; got != want {
+	if got, want := ruleKey(httplimit.Rule{Key: []string{"route"}, Any: []httplimit.Match{{Paths: []string{"/a"}}}}, 64), "all clients together"; got != want {
 		t.Errorf("ruleKey of one route: %q, want %q", got, want)
 	}
 }
