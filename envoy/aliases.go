@@ -18,7 +18,12 @@ import (
 // of a list of merged mappings wins over the others), as yaml.v2 decides;
 // a key written before a merge key that also sets it is an error, because
 // YAML 1.2 readers (and so other tools reading the same file) keep the
-// written one instead.
+// written one instead. A descriptor's rate_limit is the exception:
+// envoyproxy/ratelimit decodes it into a pointer to a struct, which yaml.v2
+// allocates once and then decodes every later rate_limit mapping of the
+// descriptor into, so a later rate_limit mapping changes only the fields it
+// names and keeps the others of the earlier one (see overlay); a later
+// null clears it.
 
 // maxExpandedNodes bounds the nodes of one document once its aliases are
 // expanded, so that a small file of aliases of aliases cannot make the
@@ -127,13 +132,13 @@ func (x *expander) mapping(n *yaml.Node, path string) []*yaml.Node {
 			at[k.Value] = len(pairs)
 			pairs = append(pairs, pair{k, v, written})
 		case written:
-			pairs[i] = pair{k, v, written}
+			pairs[i] = pair{k, x.overlay(k, pairs[i].v, v), written}
 		case pairs[i].written:
 			x.fail(pairs[i].k, yamlcheck.Join(path, k.Value),
 				"set before the merge key on line %d, which sets it too: move it after the merge key (envoyproxy/ratelimit keeps the merged value, YAML 1.2 the written one)",
 				mergeKey.Line)
 		default:
-			pairs[i] = pair{k, v, written}
+			pairs[i] = pair{k, x.overlay(k, pairs[i].v, v), written}
 		}
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -168,6 +173,47 @@ func (x *expander) mapping(n *yaml.Node, path string) []*yaml.Node {
 		out = append(out, p.k, p.v)
 	}
 	return out
+}
+
+// rateLimitKey is the field that envoyproxy/ratelimit decodes into a
+// pointer to a struct (YamlDescriptor.RateLimit), the only one of its
+// format whose later value yaml.v2 merges into the earlier one. It is a
+// field of descriptors only; elsewhere the decoder refuses it as unknown.
+const rateLimitKey = "rate_limit"
+
+// overlay returns the value of the key k of a mapping that sets k to old
+// and then to v (a merge key's value, or one written after it): v, but
+// for two rate_limit mappings, old's pairs with v's written over them, as
+// yaml.v2 decodes v into the struct that it decoded old into. The result
+// is placed where v is written; a key that v or old holds twice stays
+// twice, for the decoder to refuse.
+func (x *expander) overlay(k, old, v *yaml.Node) *yaml.Node {
+	if k.Value != rateLimitKey || old.Kind != yaml.MappingNode || v.Kind != yaml.MappingNode {
+		return v
+	}
+	content := slices.Clone(old.Content)
+	at := map[string]int{} // key of old → index in content
+	for i := 0; i+1 < len(content); i += 2 {
+		if content[i].Kind == yaml.ScalarNode {
+			at[content[i].Value] = i
+		}
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		if j, ok := at[v.Content[i].Value]; ok && v.Content[i].Kind == yaml.ScalarNode {
+			content[j], content[j+1] = v.Content[i], v.Content[i+1]
+			delete(at, v.Content[i].Value)
+			continue
+		}
+		content = append(content, v.Content[i], v.Content[i+1])
+	}
+	out := *v
+	out.Content = content
+	size := 1
+	for _, c := range content {
+		size += x.sizes[c]
+	}
+	x.sizes[&out] = size
+	return &out
 }
 
 // key returns the expansion of the key k of the mapping at path, placed

@@ -57,7 +57,7 @@ func (r *rule) calendarAt(unix int64) (sluice.Limit, string, bool) {
 	}
 	w := &calendarWindow{n: n}
 	if l, ok := alignedLength(n*u, u); ok {
-		w.limit = sluice.FixedWindow(r.limit.Quantity(), l).Named(r.label).WithShadow(r.limit.Shadow())
+		w.limit = sluice.FixedWindow(r.limit.Quantity(), l).Named(r.label).WithID(r.id).WithShadow(r.limit.Shadow())
 		w.ok = w.limit.Err() == nil
 		w.key = ":w" + strconv.FormatInt(n, 10)
 	}

@@ -49,8 +49,12 @@
 // settings that would have no effect are errors that name file:line:col
 // and the field path (*Error values), all reported at once. Anchors,
 // aliases, merge keys (<<: *defaults) and YAML 1.1 booleans (yes, on,
-// True, ...) are read as envoyproxy/ratelimit's YAML library reads them; a key written before a merge key that sets it
-// too is an error, as YAML readers disagree on which of the two it is.
+// True, ...) are read as envoyproxy/ratelimit's YAML library reads them,
+// into its structs: a rate_limit written after a merge key (or in a later
+// mapping of a merge list) changes only the fields it names, keeping the
+// merged rate_limit's others (its name too), and a null one removes it. A
+// key written before a merge key that sets it too is an error, as YAML
+// readers disagree on which of the two it is.
 //
 // Every field of envoyproxy/ratelimit's format is read with its meaning:
 // shadow_mode (decided and counted, never refuses), quota_mode (reported
@@ -109,9 +113,15 @@
 // increments every descriptor's counter on its own: in sluice a request that
 // is over any limit consumes nothing from the others, so a client refused by
 // a per-second limit does not also burn its per-hour quota on requests that
-// never reached the upstream. (envoyproxy/ratelimit does the same with
-// STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT set, and sluice answers as it
-// then does.) Two identical descriptors in one request share one check,
+// never reached the upstream. (envoyproxy/ratelimit does much the same
+// with STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT set, and sluice answers as
+// it then does, but for a request over a shadow or quota_mode limit only,
+// whose other descriptors sluice charges, and one over only because
+// descriptors of one count — identical ones, or values that
+// share_threshold counts together — do not fit in it together where each
+// alone would, whose other descriptors envoyproxy/ratelimit charges, as it
+// tells each descriptor's fate from its own cost, and sluice does not.)
+// Two identical descriptors in one request share one check,
 // with their costs added, and each is reported as envoyproxy/ratelimit
 // counts them, in turn: with the limit_remaining after its own cost and
 // those of the ones before it, and in a fixed window that cannot hold them
@@ -158,9 +168,12 @@
 // as given.
 //
 // A leaky-bucket rule with max_wait admits a request that does not fit yet
-// when its turn comes within max_wait, and the service answers only then:
-// set the Envoy filter's timeout above the longest max_wait, or Envoy gives
-// up first (and applies failure_mode_deny).
+// when its turn comes within max_wait, and the service answers only then.
+// A request whose turn comes after the call's deadline (the Envoy filter's
+// timeout) is answered OVER_LIMIT at once, what it charged fixed and
+// sliding windows given back (the queue's slot stays spent): set the
+// filter's timeout above the longest max_wait for the queue to delay
+// requests rather than refuse them.
 //
 // The store's own failure policy (sluice's failover wrappers) decides what
 // happens when it cannot be reached; an error that still reaches the service

@@ -221,6 +221,7 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow, quot
 	}
 	r.unit = pbUnit
 	r.unitSeconds = int64(unit / time.Second)
+	r.id = stateID(sluice.AlgorithmFixedWindow, r.unitSeconds) // a block list's record is a fixed window's
 	r.requestsPerUnit = uint32(rl.requestsPerUnit)
 	if rl.requestsPerUnit == 0 && rl.rpuNode != nil {
 		r.blocked = true
@@ -257,7 +258,8 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow, quot
 	if r.blocked {
 		return r
 	}
-	r.limit = sluice.NewLimit(alg, rl.requestsPerUnit, unit).Named(r.label).WithShadow(r.shadow).
+	r.id = stateID(alg, r.unitSeconds)
+	r.limit = sluice.NewLimit(alg, rl.requestsPerUnit, unit).Named(r.label).WithID(r.id).WithShadow(r.shadow).
 		WithBurst(rl.burst).WithMaxWait(rl.maxWait)
 	if err := r.limit.Err(); err != nil {
 		d.Errorf(n, path, "%v", err)

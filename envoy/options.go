@@ -73,7 +73,9 @@ type Options struct {
 	Clock func() time.Time
 	// Logger receives a warning, each time the service is given rules
 	// (NewService, SetRules), for each link to nothing that loading them
-	// skipped (Rules.Skipped), naming its path; slog.Default() when nil.
+	// skipped (Rules.Skipped), naming its path, and one when a request
+	// refused for its deadline could not be given back (the store's
+	// refund failed); slog.Default() when nil.
 	Logger *slog.Logger
 }
 

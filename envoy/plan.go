@@ -105,6 +105,9 @@ type slot struct {
 	// hitBefore: an identical descriptor before this one, of a blocked
 	// rule, was hit (see blocked.go).
 	hitBefore bool
+	// wentOver: the window that this peek (over >= 0, not blocked) reads
+	// went over its limit, as peekOver found it (see wentOver).
+	wentOver bool
 	// negative: the descriptor gives its cost back (is_negative_hits);
 	// it has no check, and give is its index in plan.gives (-1 for a
 	// blocked rule, which gives nothing back). left and peek are what
@@ -260,9 +263,9 @@ func (p *plan) add(key string, l sluice.Limit, cost int64) (int, error) {
 // cum_i being its cost and the costs of those before it (the request's
 // total less later_i). So all of them fit exactly when n + total ≤
 // min_i(q_i + later_i), which becomes the quantity of the check's limit.
-// A check whose descriptors' limits differ in more than quantity (a rule
-// named like an override's limit) is decided by the first one's limit,
-// which becomes each of theirs.
+// A check whose descriptors' limits differ in more than quantity (none
+// do: a rule's state ID, see stateID, is never an override's name) is
+// decided by the first one's limit, which becomes each of theirs.
 func (p *plan) bind() {
 	for k := range p.checks {
 		c := &p.checks[k]
@@ -307,7 +310,7 @@ func sameWindow(a, b sluice.Limit) bool {
 
 // withQuantity returns the fixed window l with quantity q.
 func withQuantity(l sluice.Limit, q int64) sluice.Limit {
-	return sluice.FixedWindow(q, l.Window()).Named(l.Name()).WithShadow(l.Shadow())
+	return sluice.FixedWindow(q, l.Window()).Named(l.Name()).WithID(l.ID()).WithShadow(l.Shadow())
 }
 
 func validDescriptor(d *ratelimitv3.RateLimitDescriptor) error {

@@ -186,7 +186,11 @@ type rule struct {
 	name string
 	// label names the limit in statuses, headers and observers: name, or one
 	// derived from the node's path. It is limit.Name() for enforced rules.
-	label     string
+	label string
+	// id is the identity of the state of the rule's limit and of its
+	// records (see sluice.Limit.WithID): stateID for a rule of the rules
+	// files, "" (the label) for a limit override.
+	id        string
 	limit     sluice.Limit // valid unless unlimited or blocked
 	unlimited bool
 	blocked   bool // requests_per_unit 0: every request is over the limit
@@ -218,6 +222,21 @@ type rule struct {
 	multiplier      uint32 // 0: none
 	// policy is this limit's item of the IETF RateLimit-Policy header.
 	policy string
+}
+
+// stateID is the identity of the state of a rule of the rules files whose
+// limit is of algorithm alg and unit unitSeconds (see
+// sluice.Limit.WithID): it names neither the rule nor its limit, as
+// envoyproxy/ratelimit's counter is named by the domain, the descriptor's
+// entries and the window only. So a rule keeps its clients' counts when it
+// is named, renamed or loses its name, when its derived name changes, or
+// when its quantity does (the state is then clamped into the new limit by
+// sluice); a rule of another unit or algorithm starts afresh. The rules of
+// a domain never share a state: each descriptor (the store key: domain and
+// entries, see storeKey) has one rule. A limit override's state, named
+// "override-…", stays apart from the rule's.
+func stateID(alg sluice.Algorithm, unitSeconds int64) string {
+	return "rule." + alg.String() + "." + strconv.FormatInt(unitSeconds, 10) + "s"
 }
 
 // currentLimit sets cl (zero) to the rule's limit as configured and returns

@@ -181,10 +181,14 @@ func (s *Service) releaseRequest(req *rlsv3.RateLimitRequest) {
 
 // SetRules replaces the rules: requests that arrive afterwards use r. nil
 // means no rules (every request is OK). State is kept per domain,
-// descriptor entries and limit name, so a limit whose rule is unchanged
-// keeps its counts across a reload; one whose quantity or unit changed
-// continues from its old state, clamped into the new limit by sluice (a
-// changed algorithm may start afresh, depending on the store).
+// descriptor entries, unit and algorithm, not per limit name, as
+// envoyproxy/ratelimit names its counters by the domain, the entries and
+// the window: a rule that is named, renamed or given another
+// requests_per_unit keeps its clients' counts across a reload, each
+// decided against the new limit (a count past a lowered limit is over it,
+// to a peek too; a window that went over a limit that is raised counts on
+// from that limit, without the refused hits that envoyproxy/ratelimit
+// counts), while a rule of another unit or algorithm starts afresh.
 func (s *Service) SetRules(r *Rules) {
 	if r == nil {
 		r = &Rules{}
@@ -204,7 +208,11 @@ func (s *Service) Rules() *Rules { return s.rules.Load() }
 // call, all or nothing. A malformed request is answered with gRPC code
 // InvalidArgument; a store error with Unavailable; a cancelled or expired
 // context with Canceled or DeadlineExceeded. Admitted requests that a
-// leaky-bucket queue delays are answered after the delay.
+// leaky-bucket queue delays are answered after the delay, when their turn
+// starts by ctx's deadline (Envoy's filter timeout) or ctx has none; a
+// turn that starts after it is answered OVER_LIMIT at once, its
+// descriptor's duration_until_reset and Retry-After at least the delay
+// (see refuseLate).
 func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, error) {
 	if s.limiter == nil {
 		return nil, status.Error(codes.Unavailable, "envoy: the zero Service has no limiter (make one with NewService)")
@@ -269,6 +277,7 @@ func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, sc *s
 		if err != nil {
 			return nil, 0, grpcError(ctx, err)
 		}
+		s.refuseLate(ctx, p, d)
 		p.settle(ctx, s.limiter, now, d, &sc.settle, &s.marks)
 	}
 	if len(p.gives) > 0 {

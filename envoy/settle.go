@@ -2,6 +2,7 @@ package envoy
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -33,18 +34,32 @@ const exhaustTries = 3
 const overKey = ":over"
 
 // overLimit returns the limit of l's over-limit record: one unit per
-// window of l, under l's name.
+// window of l, named as l, with l's state ID.
 func overLimit(l sluice.Limit) sluice.Limit {
-	return sluice.FixedWindow(1, l.Window()).Named(l.Name()).WithShadow(l.Shadow())
+	return sluice.FixedWindow(1, l.Window()).Named(l.Name()).WithID(l.ID()).WithShadow(l.Shadow())
 }
 
 // refused reports whether slot s (which has a check) is over its limit:
-// refused, or a peek at a window that went over.
+// refused, or a peek at a window that went over (see wentOver).
 func (p *plan) refused(s slot, d *sluice.Decision) bool {
 	if s.rule != nil && s.rule.blocked {
 		return p.hit(s, d)
 	}
-	return !d.Statuses[s.check].Allowed || s.over >= 0 && d.Statuses[s.over].Remaining == 0
+	return !d.Statuses[s.check].Allowed || s.wentOver
+}
+
+// wentOver reports whether the peek d (every cost 0) finds the window of
+// slot s, a peek at an aligned fixed window, past its limit as
+// envoyproxy/ratelimit counts it: its over-limit record is spent and the
+// window has nothing left. A record says that envoyproxy/ratelimit counted
+// more hits than sluice did (the refused ones); that is past the limit
+// only when sluice's count is at it, which it is once a request went over
+// in the window, unless a reload raised the limit (or lifted a
+// requests_per_unit 0 rule, whose record of hits is the same) since. A
+// full window without a record may be past its limit too (see
+// readPastLimit).
+func wentOver(s slot, d *sluice.Decision) bool {
+	return s.over >= 0 && d.Statuses[s.over].Remaining == 0 && d.Statuses[s.check].Remaining == 0
 }
 
 // peekOver decides a request that peeks at a fixed window (hits_addend
@@ -55,8 +70,9 @@ func (p *plan) refused(s slot, d *sluice.Decision) bool {
 // that the request's cost does not fit in is refused (as it would be
 // deciding the request), for settle to spend and mark over; the others
 // spend nothing. Otherwise (and for a request that neither peeks so nor is
-// blocked, without a call) it returns false and leaves p as it was.
-// scratch is working memory.
+// blocked, without a call) it returns false and leaves p's checks as they
+// were. A peek that finds a window full without an over-limit record makes
+// one more call (see readPastLimit). scratch is working memory.
 func (p *plan) peekOver(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision) (bool, error) {
 	if !p.blocked && !slices.ContainsFunc(p.slots, func(s slot) bool { return s.over >= 0 }) {
 		return false, nil
@@ -67,6 +83,14 @@ func (p *plan) peekOver(ctx context.Context, l *sluice.Limiter, d, scratch *slui
 		p.checks[i].Cost = 0
 	}
 	if err := p.decide(ctx, l, d, scratch); err != nil {
+		return false, err
+	}
+	for i := range p.slots {
+		if s := &p.slots[i]; s.over >= 0 && !s.rule.blocked {
+			s.wentOver = wentOver(*s, d)
+		}
+	}
+	if err := p.readPastLimit(ctx, l, d, scratch); err != nil {
 		return false, err
 	}
 	refused := p.blocked
@@ -94,6 +118,49 @@ func (p *plan) peekOver(ctx context.Context, l *sluice.Limiter, d, scratch *slui
 	return refused, nil
 }
 
+// readPastLimit completes wentOver for the peeks that the peek d (every
+// cost 0) found at a full window without an over-limit record: such a
+// window is past its limit as envoyproxy/ratelimit counts it when its
+// count is above the check's quantity, which a reload that lowered the
+// limit below the window's count leaves it (sluice admits nothing past a
+// limit, but keeps the count it had). One peek at those windows with the
+// largest quantity reads their counts whole; its error is returned.
+func (p *plan) readPastLimit(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision) error {
+	p.order, p.batch = p.order[:0], p.batch[:0]
+	for _, s := range p.slots {
+		if s.over < 0 || s.rule.blocked || s.wentOver || d.Statuses[s.check].Remaining > 0 || slices.Contains(p.order, s.check) {
+			continue
+		}
+		c := p.checks[s.check]
+		c.Limit, c.Cost = withQuantity(c.Limit, sluice.MaxQuantity), 0
+		p.order = append(p.order, s.check)
+		p.batch = append(p.batch, c)
+	}
+	if len(p.batch) == 0 {
+		return nil
+	}
+	*scratch = sluice.Decision{Statuses: scratch.Statuses[:0], Violated: scratch.Violated[:0]}
+	if err := l.Allow(ctx, p.batch, scratch); err != nil {
+		return err
+	}
+	for j, k := range p.order {
+		// A count is at most a quantity of the rules, a requests_per_unit
+		// (a uint32): a larger one is read against a share of the largest
+		// quantity (a failover deciding alone on its instance's share, see
+		// sluice.Limit.Scale), which tells nothing.
+		count := sluice.MaxQuantity - scratch.Statuses[j].Remaining
+		if count <= p.checks[k].Limit.Quantity() || count > math.MaxUint32 {
+			continue
+		}
+		for i := range p.slots {
+			if s := &p.slots[i]; s.check == k && s.over >= 0 && !s.rule.blocked {
+				s.wentOver = true
+			}
+		}
+	}
+	return nil
+}
+
 // maxMarks bounds the windows that marks remembers.
 const maxMarks = 1 << 14
 
@@ -111,7 +178,7 @@ const maxMarks = 1 << 14
 // windows ends a window apart, whatever the offset itself.
 type marks struct {
 	mu sync.Mutex
-	m  map[string]int64 // store key and limit name → the end of the window it was marked in
+	m  map[string]int64 // store key and limit state ID → the end of the window it was marked in
 }
 
 // seen reports whether key was marked in the store's window of window µs
@@ -135,13 +202,13 @@ func (m *marks) seen(key string, end, window int64) bool {
 // st (refused with nothing left) at the service's time now, marked over,
 // and remembers that it is now. A status that tells no end (an over-limit
 // cache's, which a peek could not fill in) is never seen.
-func (p *plan) marked(m *marks, k int, label string, st *sluice.Status, now time.Time) bool {
+func (p *plan) marked(m *marks, k int, st *sluice.Status, now time.Time) bool {
 	if st.ResetAfter <= 0 {
 		return false
 	}
 	c := &p.checks[k]
 	end := sluice.MicrosSinceEpoch(now) + int64(st.ResetAfter/time.Microsecond)
-	return m.seen(c.Key+"\x00"+label, end, int64(c.Limit.Window()/time.Microsecond))
+	return m.seen(c.Key+"\x00"+c.Limit.ID(), end, int64(c.Limit.Window()/time.Microsecond))
 }
 
 // settle runs after d decided p at the service's time now: it reads the
@@ -170,7 +237,7 @@ func (p *plan) settle(ctx context.Context, l *sluice.Limiter, now time.Time, d, 
 		}
 		st := &d.Statuses[s.check]
 		if st.Allowed || p.checks[s.check].Cost == 0 ||
-			st.Remaining == 0 && p.marked(marked, s.check, s.rule.label, st, now) {
+			st.Remaining == 0 && p.marked(marked, s.check, st, now) {
 			continue
 		}
 		c := [1]sluice.Check{{Key: p.checks[s.check].Key + overKey, Limit: overLimit(p.checks[s.check].Limit), Cost: 1}}
