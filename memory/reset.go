@@ -23,13 +23,13 @@ import "github.com/sluice-dev/sluice"
 // given back: the first lease taken since is stamped at least a µs after
 // it. While a stepped-back clock is behind that time, receipts given
 // since are not refunded either: a step back never creates capacity. A
-// sliding log's receipt names its entry's instant, which a state made
-// since holds only if it was charged at that microsecond. A shard
-// remembers its last 256 resets of fixed windows and sliding counters
-// (for two windows and a second) and of concurrency limits (for their
-// lease TTL and a second): past that bound, a receipt from before an older
-// reset may be refunded into its fresh state, and a lease from before it
-// given back out of its fresh book.
+// shard remembers its last 256 resets of fixed windows and sliding
+// counters (for two windows and a second), of sliding logs (for the window
+// and a second: a receipt names its entry's instant, which a log charged
+// since in the reset's microsecond holds too) and of concurrency limits
+// (for their lease TTL and a second): past that bound, a receipt from
+// before an older reset may be refunded into its fresh state, and a lease
+// from before it given back out of its fresh book.
 func (s *Store) Reset(key string, limits []sluice.Limit) int {
 	if s.zero() {
 		return 0

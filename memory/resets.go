@@ -30,31 +30,23 @@ type resetRecord struct {
 	evicted   bool
 }
 
-// resetLife returns how long a reset of l's state must be remembered (see
-// resetRecord), and false for algorithms whose fresh state nothing from
-// before the reset can reach: a sliding log's receipt names its entry's
-// instant, which a fresh log holds only if it was charged at that µs, and
-// the buckets take no refunds.
+// resetLife returns how long a reset of l's state, or an eviction of it
+// (see noteEvicted), must be remembered (see resetRecord), and false for
+// the buckets, which take no refunds: nothing from before the reset
+// reaches their fresh state. A sliding log's receipt names its entry's
+// instant, and the log its key builds since holds entries of its own at
+// that instant when it is charged in the reset's µs (a clock that stands
+// still, or a coarse one): the note keeps the receipt out of them while
+// they count.
 func resetLife(l *sluice.Limit) (int64, bool) {
 	w, sec := int64(l.Window()/time.Microsecond), int64(time.Second/time.Microsecond)
 	switch l.Algorithm() {
 	case sluice.AlgorithmFixedWindow, sluice.AlgorithmSlidingCounter:
 		return 2*w + sec, true
-	case sluice.AlgorithmConcurrency:
+	case sluice.AlgorithmSlidingLog, sluice.AlgorithmConcurrency:
 		return w + sec, true
 	}
 	return 0, false
-}
-
-// evictedLife is resetLife for an eviction (see noteEvicted), which also
-// keeps a sliding log's receipts out of the log its key builds since, as
-// the Redis store does (a receipt from before a state's creation is
-// skipped): at that receipt's µs, that log may hold an entry of its own.
-func evictedLife(l *sluice.Limit) (int64, bool) {
-	if l.Algorithm() == sluice.AlgorithmSlidingLog {
-		return int64((l.Window() + time.Second) / time.Microsecond), true
-	}
-	return resetLife(l)
 }
 
 // noteReset remembers that h's state of lr was reset at now, for limit
@@ -127,7 +119,7 @@ func (sh *shard) roomForNote(now int64, evicted bool) bool {
 // noteEvicted remembers, as Reset does (see noteReset), that h's state of
 // lr, st, was evicted at now while it still counted something, when a
 // receipt or a lease from before it could reach the state its key builds
-// since (see evictedLife): from then on a receipt at or before the
+// since (see resetLife): from then on a receipt at or before the
 // eviction's time is not refunded (see Store.Refund), and a lease stamped
 // at or before it frees nothing, so that it never frees a lease of the
 // book its key builds since that carries the same stamp (see seedLeases).
@@ -152,7 +144,7 @@ func (sh *shard) noteEvicted(h hash, lr *limitRef, st *sluice.State, now int64) 
 			longest = &ls[j].Limit
 		}
 	}
-	life, ok := evictedLife(longest)
+	life, ok := resetLife(longest)
 	if !ok {
 		return
 	}

@@ -30,10 +30,12 @@ var loadResetScript = onceScript("reset.lua")
 // (see Refund), nor a concurrency lease from before it given back out of
 // the fresh lease book (see Release), which would free a request in
 // flight since. So that a give-back can tell, Reset leaves beside each
-// state of a limit other than a sliding log a key recording the time of
-// the reset, sluice:reset:{<subject>}:<limit-name>, which lives as long as
-// such a give-back could still change the state (the window and the next;
-// a bucket's refill of its burst; a lease's time), and a second more. That
+// state a key recording the time of the reset,
+// sluice:reset:{<subject>}:<limit-name>, which lives as long as such a
+// give-back could still change the state (the window and the next; a
+// bucket's refill of its burst; a log's window, in which a receipt from
+// before the reset names the instant of entries the log charged since in
+// the reset's µs; a lease's time), and a second more. That
 // time is no earlier than any the deleted state records having counted (a
 // log's newest entry, a lease stamped ahead of the clock; a state's
 // creation or window start, ahead of a clock that stepped back), and a
@@ -137,14 +139,20 @@ func resetKey(stateKey string) string {
 // resetKeyLife returns how long, in ms, reset.lua keeps the reset key of
 // l's state: resetLife, or for a concurrency limit, as long as a lease of
 // its book taken before the reset could still be given back (release.lua)
-// — its lease time — and a second more, as the memory store remembers
-// such a reset (memory's resetLife); 0 for a limit nothing taken before a
-// reset reaches the fresh state of (a sliding log's receipt names its
-// entry's instant, which a log written since holds only if it was charged
-// at that µs).
+// — its lease time — and a second more, and for a sliding log, as long as
+// a receipt from before the reset could still name an entry of the log
+// written since (refund_charge.lua: a receipt names its entry's instant,
+// which a log charged in the reset's µs also holds) — its window — and a
+// second more, as the memory store remembers such a reset (memory's
+// resetLife); 0 for a limit nothing taken before a reset reaches the fresh
+// state of.
 func resetKeyLife(l sluice.Limit) int64 {
-	if l.Algorithm() == sluice.AlgorithmConcurrency && l.Err() == nil && l.Quantity() > 0 {
-		return min(int64(l.Window()/time.Microsecond), 1<<50)/1000 + 1000
+	switch l.Algorithm() {
+	case sluice.AlgorithmConcurrency, sluice.AlgorithmSlidingLog:
+		if l.Err() == nil && l.Quantity() > 0 {
+			return min(int64(l.Window()/time.Microsecond), 1<<50)/1000 + 1000
+		}
+		return 0
 	}
 	return resetLife(l)
 }
