@@ -174,7 +174,9 @@ type Stats struct {
 	Uncharged int64
 	// ReturnRefusals counts the FallbackDecisions that were calls refused
 	// by this instance's share while it returned to a primary that answered
-	// (reason ErrReturning itself, not wrapping a store error): the price
+	// (reason ErrReturning itself, not wrapping a store error; a call of
+	// concurrency checks only that the share admits then is a fallback
+	// with another reason, not counted here): the price
 	// of the return period, paid while the primary is up. They follow each
 	// store error for the return period (see Store), so that a primary
 	// that is up but misses Timeout now and then shows here.
@@ -260,7 +262,11 @@ type Stats struct {
 // documentation).
 // Concurrency leases are never charged, and a return call decides them
 // locally only (see package redis's documentation for the bounds this
-// gives).
+// gives): a return call of concurrency checks only is a fallback, admitted
+// or refused by the share, and only its refusal is an ErrReturning. A
+// return call whose caller gives up (below) leaves nothing taken from the
+// share and nothing owed: its leases are released and its units refunded
+// on the local store.
 //
 // A caller that gives up (its ctx is done, before or during the call) gets
 // an error wrapping ctx.Err(), never a fallback decision, and its call does

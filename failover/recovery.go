@@ -206,6 +206,13 @@ func (f *Store) settleFailed(taken []*account, err error) {
 // reason does.
 var ErrReturning = fmt.Errorf("%w: returning to the primary: refused by this instance's share", sluice.ErrStoreUnavailable)
 
+// errAdmittedByShare is the reason a Store gives (to Options.OnFallback)
+// for a call its share admitted while it returns to a primary that
+// answers, and that the primary did not decide: one of concurrency checks
+// only, which a return call decides locally only (see returnPrimary). It
+// is no refusal: Stats.ReturnRefusals does not count it.
+var errAdmittedByShare = fmt.Errorf("%w: returning to the primary: admitted by this instance's share (concurrency is decided locally)", sluice.ErrStoreUnavailable)
+
 // returning reports whether calls to ns must be decided by returnCall: a
 // Local Store with a Charge whose breaker lets a probe through, that has
 // decided locally on one of ns since its last return period began (its
@@ -298,9 +305,13 @@ func (f *Store) chargeBound() time.Duration {
 // shared limit because of this one. A call the primary decides is its
 // decision (its statuses, counted as the primary's); a call the share
 // refuses is a fallback (ErrReturning) and still charges what it owes: the
-// primary's health check. A success closes a half-open breaker and starts
+// primary's health check. So does a call the share admits that has no
+// check for the primary (concurrency checks only), a fallback too
+// (errAdmittedByShare). A success closes a half-open breaker and starts
 // the node's return period (see returning); a failure counts against the
-// node, and the local decision stands, owed to the primary, a fallback.
+// node, and the local decision stands, owed to the primary, a fallback. A
+// caller that gives up gets an error, and what the share gave its call
+// goes back (see giveBack).
 func (f *Store) returnCall(parent context.Context, checks []sluice.Check, out []sluice.Status, ns []*node, tks []ticket) error {
 	defer f.returned(ns)
 	// The local decision, the charges and the primary's decision share one
@@ -337,10 +348,15 @@ func (f *Store) returnCall(parent context.Context, checks []sluice.Check, out []
 			return nil
 		}
 	case parent.Err() != nil:
-		// The caller gave up: no decision, not a fallback. The local
-		// state counts the units; the primary may not have.
+		// The caller gave up: no decision, not a fallback, nothing owed.
+		// What the share gave the call goes back to it. None of it is
+		// charged to the primary: the charges sent meanwhile are of units
+		// admitted before (the ledger's; this call's would only be added
+		// by owe), and a primary.Apply of its checks cut short counts them,
+		// if it ran, as the primary's own, as an Apply outside a return
+		// period whose caller gives up does.
 		f.release(ns, tks)
-		f.owe(checks, out)
+		f.giveBack(context.WithoutCancel(ctx), checks, out)
 		return fmt.Errorf("failover: caller gave up: %w (%v)", parent.Err(), err)
 	default:
 		f.storeErrors.Add(1)
@@ -357,6 +373,8 @@ func (f *Store) returnCall(parent context.Context, checks []sluice.Check, out []
 	}
 	if err != nil {
 		f.owe(checks, out) // the primary may not have counted it
+	} else if admitted(checks, out) {
+		reason = errAdmittedByShare
 	}
 	f.counted(blamed, reason)
 	return nil
@@ -402,8 +420,30 @@ func (f *Store) returnPrimary(ctx context.Context, checks []sluice.Check, out []
 		}
 		return !cached, nil
 	}
-	// Refused: the primary's statuses, and the local leases given back
-	// (their checks report as a peek would) and charges refunded.
+	// Refused: the primary's statuses, and what the share gave back (the
+	// checks of its leases report as a peek would).
+	f.giveBack(ctx, checks, out)
+	for i := range checks {
+		if out[i].Lease != 0 {
+			out[i].Remaining = min(out[i].Remaining+checks[i].Cost, f.share(checks[i].Limit).Burst())
+			out[i].Lease = 0
+		}
+	}
+	for j, i := range idx {
+		out[i] = ps[j]
+	}
+	return !cached, nil
+}
+
+// giveBack gives the local store back what applyLocal gave checks and
+// reported in out (its marked leases and receipts: see markLocal), for a
+// call that is not admitted after all: the leases released, the units of
+// fixed window, sliding counter and sliding log checks refunded, with the
+// shares it decided. Nothing of it was owed to the primary (see owe), so
+// the ledger is not touched. A lease not given back expires; units not
+// given back (a bucket's, which takes no refund) leave the share stricter
+// until they pass, never looser.
+func (f *Store) giveBack(ctx context.Context, checks []sluice.Check, out []sluice.Status) {
 	var leased []sluice.Check
 	var leases, receipts []int64
 	for i := range checks {
@@ -413,25 +453,18 @@ func (f *Store) returnPrimary(ctx context.Context, checks []sluice.Check, out []
 			}
 			receipts[i] = out[i].Charged - localMark
 		}
-		if out[i].Lease != 0 {
-			leased, leases = append(leased, checks[i]), append(leases, out[i].Lease-localMark)
-			out[i].Remaining = min(out[i].Remaining+checks[i].Cost, f.share(checks[i].Limit).Burst())
-			out[i].Lease = 0
+		if isLocal(out[i].Lease) {
+			c := checks[i]
+			c.Limit = f.share(c.Limit)
+			leased, leases = append(leased, c), append(leases, out[i].Lease-localMark)
 		}
-	}
-	for j, i := range idx {
-		out[i] = ps[j]
 	}
 	if r, ok := f.local.(sluice.Releaser); ok && len(leased) > 0 {
-		for k := range leased {
-			leased[k].Limit = f.share(leased[k].Limit)
-		}
-		_ = r.Release(ctx, leased, leases) // a lease not given back expires
+		_ = r.Release(ctx, leased, leases)
 	}
 	if receipts != nil {
-		_ = f.refundShares(ctx, checks, receipts) // units not given back leave the share stricter
+		_ = f.refundShares(ctx, checks, receipts)
 	}
-	return !cached, nil
 }
 
 // A charge is units of an account's key and limit to charge under an id.

@@ -180,6 +180,9 @@ func designWholeAPI(ctx context.Context, req APIRequirements) (*APIAnalysis, err
 				a.RedisMode = "cluster"
 			}
 		}
+		if err := oneServer(a.RedisMode, req.RedisAddresses); err != nil {
+			return nil, fmt.Errorf("requirements: %w", err)
+		}
 		a.OnStoreError = map[string]string{PriorityBalanced: "local", PriorityAvailability: "allow", PriorityProtection: "deny"}[req.Priority]
 	}
 	a.costs()

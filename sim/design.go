@@ -274,6 +274,9 @@ func recommend(req Requirements, rt rate) (Recommendation, error) {
 				rec.RedisMode = "cluster"
 			}
 		}
+		if err := oneServer(rec.RedisMode, req.RedisAddresses); err != nil {
+			return rec, err
+		}
 	case req.Instances > 1: // memory on several instances: divide the quota
 		if err := rec.divide(req, q, w); err != nil {
 			return rec, err

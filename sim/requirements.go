@@ -68,7 +68,8 @@ type Requirements struct {
 	// standalone, or cluster when the state would not fit one server.
 	RedisMode string `yaml:"redis_mode" json:"redis_mode,omitempty"`
 	// RedisAddresses are the Redis addresses for the config; default
-	// localhost:6379. More than one needs RedisMode sentinel or cluster.
+	// localhost:6379. More than one needs a mode other than standalone,
+	// given or chosen.
 	RedisAddresses []string `yaml:"redis_addresses" json:"redis_addresses,omitempty"`
 	// Name is the limit's name in the config, headers and metrics; default
 	// after the window ("per-minute").
@@ -170,10 +171,15 @@ func (r Requirements) withDefaults() (Requirements, error) {
 			return r, fmt.Errorf("requirements: %w", fieldErrorf(fmt.Sprintf("redis_addresses[%d]", i), "%q is not host:port (e.g. redis.internal:6379)", a))
 		}
 	}
-	if len(r.RedisAddresses) > 1 && (r.RedisMode == "" || r.RedisMode == "standalone") {
-		// A standalone store talks to one server: a second address
-		// would be written into a configuration that refuses it.
-		return r, fmt.Errorf("requirements: %w", fieldErrorf("redis_addresses[1]", "%d addresses name several servers: set redis_mode to sentinel or cluster (standalone is one server)", len(r.RedisAddresses)))
-	}
 	return r, nil
+}
+
+// oneServer returns an error when a Redis store of mode, as given or as
+// the designer chose it, is standalone and addresses name several servers:
+// a standalone store talks to one, and the configuration refuses more.
+func oneServer(mode string, addresses []string) error {
+	if mode != "standalone" || len(addresses) <= 1 {
+		return nil
+	}
+	return fieldErrorf("redis_addresses[1]", "%d addresses name several servers: set redis_mode to sentinel or cluster (standalone is one server)", len(addresses))
 }

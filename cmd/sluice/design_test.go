@@ -148,16 +148,17 @@ func TestDesignRedisAddressesListTrimsSpaces(t *testing.T) {
 	}
 }
 
-// A standalone store is one server: several addresses without a mode
-// that uses them (sentinel, cluster) are refused, not written into a
-// configuration that would refuse them.
+// A standalone store is one server: several addresses for a store whose
+// mode, given or chosen by the designer, is standalone are refused (a
+// design that cannot be made: exit 1), not written into a configuration
+// that would refuse them.
 func TestDesignRefusesSeveralAddressesForOneServer(t *testing.T) {
 	for _, mode := range []string{"", "standalone"} {
 		args := []string{"design", "-rate", "100/1m", "-store", "redis", "-redis-addresses", "10.0.0.1:6379,10.0.0.2:6379", "-format", "yaml"}
 		if mode != "" {
 			args = append(args, "-redis-mode", mode)
 		}
-		if code, _, errOut := runSluice(t, args...); code != 2 || !strings.Contains(errOut, "redis_addresses[1]") || !strings.Contains(errOut, "sentinel or cluster") {
+		if code, _, errOut := runSluice(t, args...); code != 1 || !strings.Contains(errOut, "redis_addresses[1]") || !strings.Contains(errOut, "sentinel or cluster") {
 			t.Errorf("mode %q: exit %d, %s", mode, code, errOut)
 		}
 	}
