@@ -65,9 +65,12 @@ func grpcHealth() []string {
 // (its plan's costs; a rule's own cost, or every plan's when the rule takes
 // the request's; every plan's for a global limit):
 // an endpoint the configuration admits would otherwise become one that can
-// never pass. Such a limit is scaled by cost/burst instead, still at most 1.
-// A decision API caller's cost may be more than its plan's: decideAt
-// leaves a check that a reduced limit cannot hold to the configured limits.
+// never pass. Such a limit is scaled by cost/burst instead, still at most 1:
+// by the least fraction at least cost/burst that Limit.Scale takes whole
+// (floorFraction), so its burst holds the cost and its rate is at most the
+// configured one. A decision API caller's cost may be more than its plan's:
+// decideAt leaves a check that a reduced limit cannot hold to the
+// configured limits.
 func reducedOptions(o httplimit.Options, factor float64, maxWindow time.Duration) httplimit.Options {
 	num, den := int64(factor*1000+0.5), int64(1000)
 	scale := func(ls []sluice.Limit, maxCost int64) []sluice.Limit {
@@ -79,7 +82,7 @@ func reducedOptions(o httplimit.Options, factor float64, maxWindow time.Duration
 			}
 			out[i] = l.Scale(num, den)
 			if b := l.Burst(); out[i].Burst() < maxCost && b > 0 {
-				out[i] = l.Scale(min(maxCost, b), b)
+				out[i] = l.Scale(floorFraction(min(maxCost, b), b))
 			}
 		}
 		return out
@@ -130,6 +133,42 @@ func reducedOptions(o httplimit.Options, factor float64, maxWindow time.Duration
 	// client's doing: it puts no one in the box, which is still checked.
 	r.Penalty.Uncounted = o.Penalty != (httplimit.Penalty{})
 	return r
+}
+
+// scaleTerms is the largest numerator and denominator Limit.Scale takes as
+// given (it clamps larger ones to it).
+const scaleTerms = 1 << 16
+
+// floorFraction returns the least fraction num/den ≥ cost/burst whose
+// terms are at most scaleTerms, for 0 < cost ≤ burst: cost/burst itself
+// when its lowest terms are that small, so a burst scaled by it never
+// falls below cost and num/den ≤ 1. Otherwise it is above cost/burst by
+// less than 1/scaleTerms: where reducedOptions floors a limit, cost/burst
+// is above its factor, at least 1/1000, so by less than 1.6% of it.
+//
+// The candidates are the upper convergents of cost/burst's continued
+// fraction and the intermediate fractions before each: the best
+// approximations from above for their denominators. The last one whose
+// denominator is at most scaleTerms is the least.
+func floorFraction(cost, burst int64) (num, den int64) {
+	p, q := cost, burst
+	h0, k0, h1, k1 := int64(0), int64(1), int64(1), int64(0) // convergents i−2 and i−1
+	num, den = 1, 1
+	for i := 0; q != 0; i++ {
+		a := p / q
+		p, q = q, p%q
+		if k1 > 0 && a > (scaleTerms-k0)/k1 { // convergent i's denominator is past the bound
+			if j := (scaleTerms - k0) / k1; i%2 == 1 && j > 0 {
+				num, den = h0+j*h1, k0+j*k1 // an intermediate fraction above cost/burst
+			}
+			return num, den
+		}
+		h0, k0, h1, k1 = h1, k1, a*h1+h0, a*k1+k0
+		if i%2 == 1 { // odd convergents are at least cost/burst
+			num, den = h1, k1
+		}
+	}
+	return h1, k1 // cost/burst in lowest terms
 }
 
 // patternMux returns the routes of a degradation class's patterns (nil:

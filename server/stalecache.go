@@ -9,13 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
-// Bounds of the stale cache: of what all its copies keep, and of one copy
-// (each its body, header fields, the values its Vary names and
-// staleEntryOverhead for its key and bookkeeping).
+// Bounds of the stale cache: of what its copies keep and the copies being
+// taken hold, together, and of one copy (each its body, header fields, the
+// values its Vary names and staleEntryOverhead for its key and
+// bookkeeping).
 const (
 	staleMaxBytes      = 64 << 20
 	staleMaxEntry      = 1 << 20
@@ -48,18 +48,21 @@ type staleCache struct {
 	// the response headers left out of a copy.
 	headers, dropped []string
 
-	// maxBytes bounds what all copies keep, and the copies of answers
-	// still being written; maxEntry one copy (staleMaxBytes, staleMaxEntry).
+	// maxBytes bounds, as one budget, what the copies kept hold (bytes)
+	// and the buffers of the copies being taken (copying) together;
+	// maxEntry one copy (staleMaxBytes, staleMaxEntry).
 	maxBytes, maxEntry int
-	// copying is the bytes copied of answers still being written, at most
-	// maxBytes together: past it an answer is not copied, nor kept.
-	copying atomic.Int64
 
 	mu      sync.Mutex
 	entries map[[32]byte]*staleEntry
 	// order holds the entries' keys, the oldest recorded at the front.
 	order *list.List
-	bytes int
+	// bytes is what the copies kept count (their entries' size); copying
+	// the buffers of the answers still being copied. bytes+copying is at
+	// most maxBytes: a copy being taken grows by dropping the oldest copies
+	// kept to make room (grow), and is dropped itself only when the copies
+	// being taken hold the whole budget.
+	bytes, copying int
 	// armed says a timer will call expire.
 	armed bool
 }
@@ -334,6 +337,8 @@ func (c *staleCache) record(next http.Handler, w http.ResponseWriter, r *http.Re
 	k := c.key(r)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.copying -= tw.counted // kept now, no longer being taken
+	tw.counted = 0
 	if old := c.entries[k]; old != nil {
 		c.drop(k, old)
 	}
@@ -341,20 +346,40 @@ func (c *staleCache) record(next http.Handler, w http.ResponseWriter, r *http.Re
 	e.elem = c.order.PushBack(k)
 	c.bytes += e.size
 	c.dropOld(e.at, e.elem)
+	if c.bytes+c.copying > c.maxBytes { // the copies being taken hold the rest
+		c.drop(k, e)
+	}
 	c.arm(e.at)
 }
 
 // dropOld drops, oldest recorded first, the copies older than ttl at now
-// and those over the budget, up to keep (nil: all). Called with mu held.
+// and those over the budget (bytes+copying past maxBytes), up to keep
+// (nil: all). Called with mu held.
 func (c *staleCache) dropOld(now time.Time, keep *list.Element) {
 	for f := c.order.Front(); f != nil && f != keep; f = c.order.Front() {
 		fk := f.Value.([32]byte)
 		fe := c.entries[fk]
-		if c.bytes <= c.maxBytes && now.Sub(fe.at) <= c.ttl {
+		if c.bytes+c.copying <= c.maxBytes && now.Sub(fe.at) <= c.ttl {
 			break
 		}
 		c.drop(fk, fe)
 	}
+}
+
+// grow counts n more bytes of buffer of a copy being taken, dropping the
+// oldest copies kept to make room for them within maxBytes: a fresh
+// answer is worth more than the oldest copy. It reports false, counting
+// nothing, when the copies being taken would hold more than maxBytes on
+// their own.
+func (c *staleCache) grow(n int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.copying+n > c.maxBytes {
+		return false
+	}
+	c.copying += n
+	c.dropOld(c.clock(), nil)
+	return true
 }
 
 // arm sets a timer to call expire when the oldest copy will be older than
@@ -391,7 +416,8 @@ func (c *staleCache) drop(k [32]byte, e *staleEntry) {
 
 // teeWriter copies what it writes of an answer to r that c may keep, up to
 // c.maxEntry bytes, counting the buffer it holds them in (its capacity,
-// not only what it holds yet) in c.copying until release. status is
+// not only what it holds yet) in c.copying until release, or until c
+// keeps the copy (record). status is
 // the final status written through it, 0 while there is none: an answer
 // that switched protocols (written on the hijacked connection) or that was
 // never written (its client left first) is not one to keep. skip says the
@@ -404,13 +430,16 @@ type teeWriter struct {
 	buf    []byte
 	skip   bool
 	// counted is what the copy counts in c.copying.
-	counted int64
+	counted int
 }
 
-// begin notes the answer's final status, and whether to copy it.
+// begin notes the answer's final status, and whether to copy it: not
+// when it may not be kept, nor when its Content-Length is more than a copy
+// may hold, which would drop older copies to make room for nothing.
 func (w *teeWriter) begin(code int) {
 	w.status = code
-	w.skip = !keepable(code, w.Header(), w.r)
+	n, err := strconv.ParseInt(w.Header().Get("Content-Length"), 10, 64)
+	w.skip = !keepable(code, w.Header(), w.r) || err == nil && n > int64(w.c.maxEntry)
 }
 
 func (w *teeWriter) WriteHeader(code int) {
@@ -429,8 +458,8 @@ func (w *teeWriter) Write(p []byte) (int, error) {
 }
 
 // copy adds p to the copy, or drops the copy when p takes it past
-// c.maxEntry or the buffers of the answers being copied past c.maxBytes.
-// The buffer grows by doubling, up to c.maxEntry.
+// c.maxEntry or the buffers of the answers being copied past c.maxBytes
+// (c.grow). The buffer grows by doubling, up to c.maxEntry.
 func (w *teeWriter) copy(p []byte) {
 	if w.skip || len(p) == 0 {
 		return
@@ -442,14 +471,12 @@ func (w *teeWriter) copy(p []byte) {
 	}
 	if need <= w.c.maxEntry {
 		size := min(max(need, 2*cap(w.buf)), w.c.maxEntry)
-		n := int64(size - cap(w.buf))
-		if w.c.copying.Add(n) <= int64(w.c.maxBytes) {
+		if n := size - cap(w.buf); w.c.grow(n) {
 			w.counted += n
 			w.buf = append(make([]byte, 0, size), w.buf...)
 			w.buf = append(w.buf, p...)
 			return
 		}
-		w.c.copying.Add(-n)
 	}
 	w.skip = true
 	w.buf = nil
@@ -466,7 +493,12 @@ func (w *teeWriter) kept() []byte {
 
 // release stops counting the copy in c.copying.
 func (w *teeWriter) release() {
-	w.c.copying.Add(-w.counted)
+	if w.counted == 0 {
+		return
+	}
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	w.c.copying -= w.counted
 	w.counted = 0
 }
 

@@ -18,14 +18,14 @@ func TestStaleCacheBudgetCountsWhatCopiesHold(t *testing.T) {
 	c := newStaleCache(time.Minute, func() time.Time { return now }, nil, nil)
 	c.maxBytes = 8 << 20 // the real staleMaxBytes' 64 MiB behaves alike, 8 times slower
 	chunk := make([]byte, 32<<10)
-	var growing []int64
+	var growing []int
 	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		for range 16 {
 			w.Write(chunk)
 			tw := w.(*teeWriter)
-			if tw.counted != int64(cap(tw.buf)) {
-				growing = append(growing, tw.counted-int64(cap(tw.buf)))
+			if tw.counted != cap(tw.buf) {
+				growing = append(growing, tw.counted-cap(tw.buf))
 			}
 		}
 		w.Write(chunk[:8<<10]) // 520 KiB in all
@@ -44,8 +44,80 @@ func TestStaleCacheBudgetCountsWhatCopiesHold(t *testing.T) {
 	if len(growing) > 0 {
 		t.Errorf("copies in progress counted other than the buffers they held (counted − held: %v)", growing)
 	}
-	if n := c.copying.Load(); n != 0 {
+	if n := c.copying; n != 0 {
 		t.Errorf("no answer in progress, and %d bytes counted as being copied", n)
+	}
+}
+
+// The budget bounds the copies kept and the buffers of the copies being
+// taken as one (decisions.md: "The 64 MiB budget counts the buffers copies
+// hold, and those of copies being taken"): a full cache makes room for the
+// answers being copied by dropping its oldest copies, so that it holds at
+// most its budget during the overload it serves in, and keeps the freshest
+// answers. The budget is scaled down here (1 MiB, 512 KiB a copy); the
+// real one behaves alike.
+func TestStaleCacheBudgetBoundsCopiesKeptAndBeingTakenAsOne(t *testing.T) {
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	c := newStaleCache(time.Minute, func() time.Time { return now }, nil, nil)
+	c.maxBytes, c.maxEntry = 1<<20, 512<<10
+	body := make([]byte, 500<<10)
+	get := func(path string) *http.Request { return httptest.NewRequest("GET", path, nil) }
+	plain := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) })
+	c.record(plain, httptest.NewRecorder(), get("/a"))
+	c.record(plain, httptest.NewRecorder(), get("/b"))
+	held := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.bytes + c.copying
+	}
+	var most int
+	// Two answers being copied at once while the cache is full (a slow
+	// upstream: the overload itself), each nested in the other's writing.
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(body)
+		most = max(most, held())
+	})
+	outer := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(body)
+		most = max(most, held())
+		c.record(inner, httptest.NewRecorder(), get("/d"))
+	})
+	c.record(outer, httptest.NewRecorder(), get("/c"))
+	if most > c.maxBytes {
+		t.Errorf("the cache and the copies being taken held %d bytes at once, %.2f× its budget of %d",
+			most, float64(most)/float64(c.maxBytes), c.maxBytes)
+	}
+	for path, want := range map[string]bool{"/a": false, "/b": false, "/c": true, "/d": true} {
+		if got := c.serve(httptest.NewRecorder(), get(path)); got != want {
+			t.Errorf("GET %s served from a copy: %v, want %v (the oldest dropped for the fresh ones)", path, got, want)
+		}
+	}
+	if c.copying != 0 || c.bytes > c.maxBytes {
+		t.Errorf("no answer in progress: %d bytes counted as being copied, %d kept (budget %d)", c.copying, c.bytes, c.maxBytes)
+	}
+}
+
+// An answer whose Content-Length is more than a copy may hold is not
+// copied: it drops none of the copies kept to make room for a copy that
+// could never be kept.
+func TestStaleCacheDropsNoCopyForAnAnswerTooLargeToKeep(t *testing.T) {
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	c := newStaleCache(time.Minute, func() time.Time { return now }, nil, nil)
+	c.maxBytes, c.maxEntry = 1<<20, 512<<10
+	body := make([]byte, 500<<10)
+	get := func(path string) *http.Request { return httptest.NewRequest("GET", path, nil) }
+	c.record(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }), httptest.NewRecorder(), get("/a"))
+	c.record(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }), httptest.NewRecorder(), get("/b"))
+	large := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(2*len(body)))
+		w.Write(body)
+		w.Write(body)
+	})
+	c.record(large, httptest.NewRecorder(), get("/large"))
+	for path, want := range map[string]bool{"/a": true, "/b": true, "/large": false} {
+		if got := c.serve(httptest.NewRecorder(), get(path)); got != want {
+			t.Errorf("GET %s served from a copy: %v, want %v", path, got, want)
+		}
 	}
 }
 
