@@ -452,12 +452,31 @@ func (l *Leased) exact(ctx context.Context, checks []sluice.Check, out []sluice.
 	}
 	now := l.clock()
 	for i := range checks {
-		if e := l.entry(&checks[i]); e != nil {
+		c := &checks[i]
+		if e := l.entry(c); e != nil {
 			e.mu.Lock()
 			e.hear(&out[i], now)
 			e.mu.Unlock()
-			out[i].Remaining = min(out[i].Remaining, checks[i].Limit.Burst())
+			out[i].Remaining = min(out[i].Remaining, c.Limit.Burst())
+		} else if e := l.existing(c); e != nil && c.Cost == 0 {
+			// A peek changes nothing: what is available at once is the
+			// shared remainder and what this instance holds, as a check
+			// its lease decides reports.
+			e.mu.Lock()
+			out[i].Remaining = min(max(out[i].Remaining, 0)+e.held(), c.Limit.Burst())
+			e.mu.Unlock()
 		}
+	}
+	return nil
+}
+
+// existing returns the entry of c's key and limit if there is one, never
+// making it.
+func (l *Leased) existing(c *sluice.Check) *leaseEntry {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if e := l.entries[leaseKey{c.Key, c.Limit.ID()}]; e != nil && e.limit == c.Limit {
+		return e.leased()
 	}
 	return nil
 }
