@@ -79,15 +79,14 @@ func (d *decoder) ruleCostHeld(c *Config, raw *rawConfig, charges *plansCharges,
 }
 
 // ruleCounts refuses, at loc, the rule of j (which sets no cost:) when it
-// counts nothing: on every plan it applies to (one at least), each path
-// of each of its alternatives lies within a route that the plan makes
-// free (see freeRoute), some request of such a route is the rule's, and
-// no request of a route of the plan that the rule meets (see
+// counts nothing: on every plan it applies to (one at least), each method
+// and path of each of its alternatives lies within a route that the plan
+// makes free (see freeRoute), some request of such a route is the rule's,
+// and no request of a route of the plan that the rule meets (see
 // ruleJudge.taken) pays more than 0. Its limits are charged 0 for each
-// request of its routes as written, and never count one. An alternative
-// of no method is taken as written for the methods of the free route: its
-// requests of the other methods, which the plan prices by no route, are
-// none it was written for (a rule of them names their methods).
+// request it matches, and never count one. An alternative of no method
+// is judged on every method, as ruleCostHeld judges it: beside a free
+// "GET /v1/items" its POSTs, which no route prices, cost 1 and count.
 func (d *decoder) ruleCounts(raw *rawConfig, charges *plansCharges, j *ruleJudge, loc location) {
 	first, free := -1, ""
 	for pi, rp := range raw.plans {
@@ -116,7 +115,8 @@ func (d *decoder) ruleCounts(raw *rawConfig, charges *plansCharges, j *ruleJudge
 
 // freeRoute returns a route of costs that costs 0 and holds a path of
 // r's (see freeRouteHolds), and whether every path of every alternative
-// of r (an alternative of none: "/", every path) lies within such a route.
+// of r (an alternative of none: "/", every path), on each of its methods,
+// lies within such a route.
 func freeRoute(r httplimit.Rule, costs map[string]int64) (string, bool) {
 	var free []string
 	for _, ep := range slices.Sorted(maps.Keys(costs)) {
@@ -143,8 +143,9 @@ func freeRoute(r httplimit.Rule, costs map[string]int64) (string, bool) {
 // freeRouteHolds reports whether the route ep holds the requests of the
 // path p of m, an alternative of a rule, as written: ep's path holds p's
 // paths (routes.PathWithin), ep has no host or it is each of m's, and ep
-// has no method, m none (see ruleCounts) or each of m's is ep's (HEAD
-// GET's).
+// has no method or each of m's is ep's (HEAD GET's): one of a method
+// holds none of the requests of an alternative of no method, which takes
+// every method.
 func freeRouteHolds(ep string, m httplimit.Match, p string) bool {
 	method, host, path := patternParts(routes.LowerHost(ep))
 	if host != "" && (len(m.Hosts) == 0 || slices.ContainsFunc(m.Hosts, func(h string) bool {
@@ -152,10 +153,10 @@ func freeRouteHolds(ep string, m httplimit.Match, p string) bool {
 	})) {
 		return false
 	}
-	if method != "" && slices.ContainsFunc(m.Methods, func(mt string) bool {
+	if method != "" && (len(m.Methods) == 0 || slices.ContainsFunc(m.Methods, func(mt string) bool {
 		mt = strings.ToUpper(mt)
 		return mt != method && !(method == http.MethodGet && mt == http.MethodHead)
-	}) {
+	})) {
 		return false
 	}
 	return routes.PathWithin(p, path)

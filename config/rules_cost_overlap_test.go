@@ -127,15 +127,15 @@ func TestARuleThatMeetsNoRequestOfACostLoads(t *testing.T) {
 // rule every route of which is free on every plan it applies to counts
 // none of the requests it is written for: it is refused at its limits,
 // saying to give it a cost:, as except_paths and except: entries that
-// never apply are refused. A rule of no method is taken as written for
-// the free route's methods ("GET /v1/suggest": a rule of
-// "/v1/suggest" means its GETs); one that a route of the plan charges
-// more, or whose paths go past the free routes, counts and loads.
+// never apply are refused: a rule of GET /v1/suggest beside a free
+// "GET /v1/suggest". One of no method matches every method, and counts
+// the path's POSTs, which no route prices; one that a route of the plan
+// charges more, or whose paths go past the free routes, counts and loads.
 func TestARuleOfFreeRoutesOnlyIsRefused(t *testing.T) {
 	yaml := "plans:\n  free:\n    limits: [{name: m, algorithm: fixed-window, quantity: 1000, window: 1h}]\n" +
 		"    costs: {\"GET /v1/suggest\": 0}\n" +
 		"default_plan: free\nanonymous_plan: free\n" +
-		"rules:\n  - name: suggest\n    match: {paths: [\"/v1/suggest\"]}\n    key: [ip]\n" +
+		"rules:\n  - name: suggest\n    match: {methods: [GET], paths: [\"/v1/suggest\"]}\n    key: [ip]\n" +
 		"    limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]\n"
 	c, err := config.Parse("r.yaml", []byte(yaml))
 	if err == nil {
@@ -145,7 +145,8 @@ func TestARuleOfFreeRoutesOnlyIsRefused(t *testing.T) {
 		t.Errorf("%v\nwant exactly:\n%s", err, want)
 	}
 	for _, c := range []struct{ name, yaml string }{
-		{"a cost of its own", ruleCostYAML(`"GET /v1/suggest": 0`, `{paths: ["/v1/suggest"]}`, "    cost: 1\n")},
+		{"a cost of its own", ruleCostYAML(`"GET /v1/suggest": 0`, `{methods: [GET], paths: ["/v1/suggest"]}`, "    cost: 1\n")},
+		{"no method: its POSTs count", ruleCostYAML(`"GET /v1/suggest": 0`, `{paths: ["/v1/suggest"]}`, "")},
 		{"a broader rule", ruleCostYAML(`"GET /v1/suggest": 0`, `{paths: ["/v1/"]}`, "")},
 		{"writes priced", ruleCostYAML(`"GET /v1/items": 0, "POST /v1/items": 1`, `{paths: ["/v1/items"]}`, "")},
 		{"a method the free route is not of", ruleCostYAML(`"GET /v1/items": 0`, `{methods: [POST], paths: ["/v1/items"]}`, "")},

@@ -215,9 +215,9 @@ func (fv *fieldValues) add(v string) {
 // addFields adds the values of the fields of vs named name, in any case or
 // as PHP names them (see sameName).
 func (fv *fieldValues) addFields(vs url.Values, name string) {
-	pn := phpName(name)
+	pn := phpVarOf(name)
 	for k, kvs := range vs {
-		if sameName(k, name, pn) {
+		if sameVar(k, name, pn) {
 			for _, v := range kvs {
 				fv.add(v)
 			}

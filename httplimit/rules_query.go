@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // queryValue returns the first value of the query parameter name in the
@@ -13,12 +14,11 @@ import (
 // whitespace around it (see trimValue); "" when absent. The parameter is
 // found by its name in any case and as PHP names it (see sameName), as
 // formValue finds a field. It splits on "&", skips pairs that do not
-// decode, and allocates only to decode a pair that has escapes or to
-// rename one as PHP does. A parameter given more than once with values
-// that differ is ambiguous: upstreams read different ones (Go the first,
-// Django and Rails the last).
+// decode, and allocates only to decode a pair that has escapes. A
+// parameter given more than once with values that differ is ambiguous:
+// upstreams read different ones (Go the first, Django and Rails the last).
 func queryValue(raw, name string) (first string, ambiguous bool) {
-	pn := phpName(name)
+	pn := phpVarOf(name)
 	found := false
 	for raw != "" {
 		var pair string
@@ -36,7 +36,7 @@ func queryValue(raw, name string) (first string, ambiguous bool) {
 				continue
 			}
 		}
-		if !sameName(k, name, pn) {
+		if !sameVar(k, name, pn) {
 			continue
 		}
 		if strings.ContainsAny(v, "%+") {
@@ -64,14 +64,14 @@ func queryValue(raw, name string) (first string, ambiguous bool) {
 // ambiguous: upstreams read different ones (Go and PHP the first, Django
 // the last). It allocates nothing.
 func cookieValue(h http.Header, name string) (first string, ambiguous bool) {
-	pn := phpName(name)
+	pn := phpVarOf(name)
 	found := false
 	for _, line := range h["Cookie"] {
 		for line != "" {
 			var part string
 			part, line, _ = strings.Cut(line, ";")
 			k, v, _ := strings.Cut(part, "=")
-			if !sameName(textproto.TrimString(k), name, pn) {
+			if !sameVar(textproto.TrimString(k), name, pn) {
 				continue
 			}
 			v = trimValue(v)
@@ -92,9 +92,16 @@ func cookieValue(h http.Header, name string) (first string, ambiguous bool) {
 // sameName reports whether a field, parameter or cookie sent as k is the
 // one a key names name (pn being phpName(name)): k is name in any case, as
 // ASP.NET Core reads one, or PHP names k as it names name (in any case
-// too), as $_REQUEST, $_COOKIE and Laravel's input() read one.
+// too), as $_REQUEST, $_COOKIE and Laravel's input() read one. It
+// allocates nothing.
 func sameName(k, name, pn string) bool {
-	return strings.EqualFold(k, name) || pn != "" && strings.EqualFold(phpName(k), pn)
+	return sameVar(k, name, phpVarOf(pn))
+}
+
+// sameVar is sameName with name's PHP name given as phpVarOf(name), which
+// a key reads once per request without building it.
+func sameVar(k, name string, pn phpVar) bool {
+	return strings.EqualFold(k, name) || pn.s != "" && phpVarOf(k).equalFold(pn)
 }
 
 // phpName returns the name PHP gives a request variable sent as k, its key
@@ -106,35 +113,107 @@ func sameName(k, name, pn string) bool {
 // variable (its name is empty before a '['). It allocates only when it
 // renames.
 func phpName(k string) string {
+	return phpVarOf(k).String()
+}
+
+// phpVar is a request variable's name as PHP names it (see phpName), read
+// without building that name: s, of which PHP renames some bytes to '_'
+// (see at).
+type phpVar struct {
+	s string // k up to a NUL, without leading spaces; "" when PHP drops k
+	// open is the index in s of the first '[', -1 without one; closed: a
+	// ']' follows it, and the array's indexes after it are kept.
+	open    int
+	closed  bool
+	renames bool // PHP renames some byte of s
+}
+
+// phpVarOf returns k as PHP names it.
+func phpVarOf(k string) phpVar {
 	if i := strings.IndexByte(k, 0); i >= 0 {
 		k = k[:i]
 	}
 	k = strings.TrimLeft(k, " ")
-	i := strings.IndexAny(k, " .[")
-	if i < 0 {
-		return k
+	v := phpVar{s: k, open: strings.IndexByte(k, '[')}
+	end := len(k)
+	switch {
+	case v.open == 0:
+		return phpVar{open: -1}
+	case v.open > 0:
+		end = v.open
+		v.closed = strings.IndexByte(k[v.open+1:], ']') >= 0
 	}
-	b := []byte(k)
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case ' ', '.':
-			b[i] = '_'
-		case '[':
-			if i == 0 {
-				return ""
-			}
-			if strings.IndexByte(k[i+1:], ']') >= 0 {
-				return string(b)
-			}
-			for j := i; j < len(b); j++ {
-				if b[j] == ' ' || b[j] == '.' || b[j] == '[' {
-					b[j] = '_'
-				}
-			}
-			return string(b)
-		}
+	v.renames = v.open > 0 && !v.closed || strings.ContainsAny(k[:end], " .")
+	return v
+}
+
+// at returns the byte PHP's name has at i, of s's bytes: '_' for a ' ' or
+// '.' before the array's indexes, and for a '[', ' ' or '.' from a '['
+// that no ']' follows.
+func (v phpVar) at(i int) byte {
+	c := v.s[i]
+	if (c == ' ' || c == '.') && !(v.closed && i > v.open) || c == '[' && !v.closed {
+		return '_'
+	}
+	return c
+}
+
+// String returns the name: s itself when PHP renames nothing of it.
+func (v phpVar) String() string {
+	if !v.renames {
+		return v.s
+	}
+	b := make([]byte, len(v.s))
+	for i := range b {
+		b[i] = v.at(i)
 	}
 	return string(b)
+}
+
+// equalFold reports whether v and w are one name in any case, as
+// strings.EqualFold compares their strings. It allocates nothing.
+func (v phpVar) equalFold(w phpVar) bool {
+	if !v.renames && !w.renames {
+		return strings.EqualFold(v.s, w.s)
+	}
+	i, j := 0, 0
+	for i < len(v.s) && j < len(w.s) {
+		r, n := v.runeAt(i)
+		q, m := w.runeAt(j)
+		if !foldEqual(r, q) {
+			return false
+		}
+		i, j = i+n, j+m
+	}
+	return i == len(v.s) && j == len(w.s)
+}
+
+// runeAt returns the rune of the name at byte i of s and its length in s,
+// a byte that is no UTF-8 being utf8.RuneError of length 1.
+func (v phpVar) runeAt(i int) (rune, int) {
+	if v.s[i] < utf8.RuneSelf {
+		return rune(v.at(i)), 1
+	}
+	return utf8.DecodeRuneInString(v.s[i:])
+}
+
+// foldEqual reports whether r and q are one rune under Unicode simple case
+// folding, as strings.EqualFold compares runes.
+func foldEqual(r, q rune) bool {
+	if r == q {
+		return true
+	}
+	if q < r {
+		r, q = q, r
+	}
+	if q < utf8.RuneSelf {
+		return 'A' <= r && r <= 'Z' && q == r+'a'-'A'
+	}
+	f := unicode.SimpleFold(r)
+	for f != r && f < q {
+		f = unicode.SimpleFold(f)
+	}
+	return f == q
 }
 
 // trimValue returns v without the characters around it that an upstream
