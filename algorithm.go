@@ -30,7 +30,9 @@ const (
 	// AlgorithmTokenBucket holds up to Burst tokens (default Q), starts full,
 	// and refills continuously at Q per W. A check of cost c takes c tokens.
 	// In any span of length d at most Burst + ⌊d·Q/W⌋ units are admitted.
-	// State: 16 bytes (last update, tokens missing).
+	// State: 16 bytes (when the bucket is full again, in µs and its
+	// fraction, as AlgorithmGCRA's), so that tokens spent stay spent, as
+	// refill time, when the limit's parameters change.
 	AlgorithmTokenBucket
 
 	// AlgorithmLeakyBucket is the leaky bucket. As a meter (MaxWait 0) it is
@@ -43,10 +45,10 @@ const (
 
 	// AlgorithmGCRA is the generic cell rate algorithm: a token bucket kept as
 	// one theoretical arrival time. It decides exactly like
-	// AlgorithmTokenBucket on a clock that does not go backwards; on a clock
-	// that does, it is stricter (a step back counts as time not yet elapsed).
-	// State: 16 bytes (arrival time in µs and its fraction, so that rates like
-	// 3 per second stay exact).
+	// AlgorithmTokenBucket, which keeps the same state; on a clock that goes
+	// backwards both count the step as time not yet elapsed. State: 16 bytes
+	// (arrival time in µs and its fraction, so that rates like 3 per second
+	// stay exact).
 	AlgorithmGCRA
 
 	// AlgorithmConcurrency limits work in flight rather than a rate: at most

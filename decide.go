@@ -15,14 +15,18 @@ import (
 // capacity.
 type State struct {
 	// T is a time in µs since Epoch: the window start (fixed window,
-	// sliding counter), the last update (token and leaky bucket) or the
-	// theoretical arrival time (GCRA).
+	// sliding counter) or a bucket's theoretical arrival time, when it is
+	// full again (token bucket, leaky bucket, GCRA).
 	T int64
 	// A is a count of units (fixed window, sliding counter's current
-	// window) or of ticks missing from a full bucket (token and leaky bucket).
+	// window). A token or leaky bucket state that earlier versions wrote
+	// has B = 0 and keeps in A the ticks missing from a full bucket at T,
+	// its last update.
 	A int64
-	// B is the sliding counter's previous-window count, or GCRA's arrival
-	// time fraction in ticks plus one (zero: never written).
+	// B is the sliding counter's previous-window count, or a bucket's
+	// arrival time fraction in ticks plus one (zero: never written). A
+	// bucket's debt is thus a time, which keeps its meaning under other
+	// parameters of the same limit: the refill time it takes.
 	B int64
 	// Log lists the sliding window log's admissions (and a concurrency
 	// limit's leases), oldest first.
@@ -39,8 +43,8 @@ type LogEntry = algo.Entry
 // which is always allowed and reports the current state. A cost above
 // l.Burst() is refused with RetryAfter Never. Times are clamped to about
 // ±73,000 years around Epoch; a now earlier than the state's own latest time
-// counts as that latest time (or, for GCRA, as time not yet elapsed), so a
-// clock stepping back never creates capacity.
+// counts as that latest time (or, for the bucket family, as time not yet
+// elapsed), so a clock stepping back never creates capacity.
 //
 // For AlgorithmSlidingLog the returned Log may share s.Log's backing array;
 // Decide never modifies s.Log's elements, so s stays valid for reading, but

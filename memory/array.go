@@ -67,15 +67,15 @@ type array struct {
 type stateKind uint8
 
 const (
-	kindTA  stateKind = iota // T and A in one slot (fixed window, token and leaky bucket)
-	kindTB                   // T and B in one slot (GCRA)
+	kindTA  stateKind = iota // T and A in one slot (fixed window)
+	kindTB                   // T and B in one slot (token bucket, leaky bucket, GCRA)
 	kindTAB                  // T and A in one slot, B in the next (sliding counter)
 	kindLog                  // beside the array (sliding log, concurrency)
 )
 
 func kindOf(a sluice.Algorithm) stateKind {
 	switch a {
-	case sluice.AlgorithmGCRA:
+	case sluice.AlgorithmTokenBucket, sluice.AlgorithmLeakyBucket, sluice.AlgorithmGCRA:
 		return kindTB
 	case sluice.AlgorithmSlidingCounter:
 		return kindTAB

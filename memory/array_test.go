@@ -20,7 +20,7 @@ import (
 func TestPropertyShardAgreesWithAMap(t *testing.T) {
 	var limits []sluice.Limit
 	for i, l := range []sluice.Limit{
-		sluice.TokenBucket(10, time.Second),    // kindTA
+		sluice.FixedWindow(10, time.Second),    // kindTA
 		sluice.GCRA(10, time.Second),           // kindTB
 		sluice.SlidingCounter(10, time.Second), // kindTAB
 		sluice.SlidingLog(10, time.Second),     // kindLog

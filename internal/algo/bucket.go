@@ -4,12 +4,17 @@ package algo
 // shares one model: a bucket of capacity B units that refills (or drains) at
 // Q units per W µs. To keep fractional rates exact, amounts are counted in
 // ticks: one unit is RW ticks and RQ ticks refill per µs, where RQ/RW is Q/W
-// in lowest terms. The algorithms differ only in how they store the bucket:
+// in lowest terms. All three store the bucket as one time: the theoretical
+// arrival time TAT = T + (B-1)/RQ µs, when the bucket is full again; ticks
+// missing at now are (TAT-now)·RQ. B holds the fraction plus one so that
+// B = 0 marks a key never written, whatever T is. A time, unlike a count of
+// ticks, keeps its meaning under other parameters (a reload, a degradation
+// level scaling the limit): a debt read under another rate is the same
+// refill time, so a client that spent a whole bucket finds it empty.
 //
-//   - token and leaky bucket: T = last update, A = ticks missing at T;
-//   - GCRA: the theoretical arrival time TAT = T + (B-1)/RQ µs; ticks
-//     missing at now are (TAT-now)·RQ. B holds the fraction plus one so that
-//     B = 0 marks a key never written, whatever T is.
+// A token or leaky bucket state with B = 0 and A > 0 is the form earlier
+// versions wrote (T = last update, A = ticks missing at T), still read: a
+// now before T counts as T.
 //
 // A leaky-bucket queue lets the bucket overfill by up to MaxWait·RQ ticks
 // and delays the check until the overfill has drained.
@@ -45,8 +50,9 @@ func Bucket(p *Params, s *State, now, cost int64, v *Verdict) bool {
 	if after > capT {
 		delay = ahead + p.refillCeil(after-capT)
 		if delay > p.MaxWait {
-			// Only after a clock step back (ahead > 0): the wait from now
-			// would pass MaxWait although the wait from base does not.
+			// Only for a state in the earlier form after a clock step
+			// back (ahead > 0): the wait from now would pass MaxWait
+			// although the wait from base does not.
 			*v = Verdict{Retry: delay - p.MaxWait}
 			p.view(v, ahead, missing, capT)
 			return false
@@ -55,12 +61,8 @@ func Bucket(p *Params, s *State, now, cost int64, v *Verdict) bool {
 	*v = Verdict{Allowed: true, Delay: delay}
 	p.view(v, ahead, after, capT)
 	// Store the bucket missing after ticks at base (see the top of the file).
-	if p.Kind == KindGCRA {
-		us, rest := p.refillTime(after)
-		*s = State{T: base + us, B: rest + 1}
-	} else {
-		*s = State{T: base, A: after}
-	}
+	us, rest := p.refillTime(after)
+	*s = State{T: base + us, B: rest + 1}
 	return true
 }
 
@@ -74,18 +76,19 @@ func (p *Params) view(v *Verdict, ahead, m, capT int64) {
 }
 
 // bucketLoad returns the time base ≥ now the bucket is seen at and the ticks
-// missing then, clamped to [0, limit] for states written under other
-// parameters, except GCRA's debt after a clock step back, which may pass
-// limit (by at most two units' worth of ticks).
+// missing then: for a state in the earlier token and leaky form, clamped to
+// [0, limit]; for one in GCRA's form, a debt past limit (after a clock step
+// back, or written under a slower rate) is seen at a later base where it is
+// just past limit (by at most two units' worth of ticks).
 func (p *Params) bucketLoad(s *State, now int64) (base, missing int64) {
-	if p.Kind == KindGCRA {
+	if p.Kind == KindGCRA || s.B > 0 {
 		return p.gcraLoad(s.T, s.B, now)
 	}
 	return p.levelLoad(s.T, s.A, now)
 }
 
-// gcraLoad is bucketLoad for GCRA: t is the theoretical arrival time, w
-// the leftover ticks plus one (0: the zero State).
+// gcraLoad is bucketLoad for a state in GCRA's form: t is the theoretical
+// arrival time, w the leftover ticks plus one (0: the zero State).
 func (p *Params) gcraLoad(t, w, now int64) (base, missing int64) {
 	last := ClampTime(t)
 	if w <= 0 {
@@ -106,8 +109,9 @@ func (p *Params) gcraLoad(t, w, now int64) (base, missing int64) {
 	return now, (last-now)*p.RQ + frac
 }
 
-// levelLoad is bucketLoad for the token and leaky buckets: t is when the
-// level was last set, w the level in ticks.
+// levelLoad is bucketLoad for a token or leaky bucket state in the form
+// earlier versions wrote: t is when the level was last set, w the level in
+// ticks.
 func (p *Params) levelLoad(t, w, now int64) (base, missing int64) {
 	last := ClampTime(t)
 	missing = min(max(w, 0), p.limitTicks())

@@ -12,7 +12,9 @@ import (
 // divisions on GCRA's admitted path, one ceilDiv per rounded quotient. It is
 // kept as an oracle because redis/lua implements this same form and the
 // conformance suite requires both stores to decide identically: the
-// production code must agree with it bit for bit, on every state.
+// production code must agree with it bit for bit, on every state. Its token
+// and leaky buckets store GCRA's form, and read the form they stored before
+// (B = 0: T the last update, A the ticks missing then) as they did.
 func oracleBucket(l *Params, s *State, now, cost int64, v *Verdict) bool {
 	now = ClampTime(now)
 	capT := l.B * l.RW
@@ -51,17 +53,13 @@ func oracleBucket(l *Params, s *State, now, cost int64, v *Verdict) bool {
 	}
 	*v = Verdict{Allowed: true, Delay: delay}
 	view(after)
-	if l.Kind == KindGCRA {
-		*s = State{T: base + after/l.RQ, B: after%l.RQ + 1}
-	} else {
-		*s = State{T: base, A: after}
-	}
+	*s = State{T: base + after/l.RQ, B: after%l.RQ + 1}
 	return true
 }
 
 func oracleBucketLoad(l *Params, s *State, now, limitT int64) (base, missing int64) {
 	last := ClampTime(s.T)
-	if l.Kind == KindGCRA {
+	if l.Kind == KindGCRA || s.B > 0 { // GCRA's form, every bucket's since
 		if s.B <= 0 {
 			return now, 0
 		}

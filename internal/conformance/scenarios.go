@@ -382,12 +382,38 @@ func Scenarios() []Scenario {
 			step(0, check("u", sluice.SlidingLog(10, time.Minute).Named("l"), 9)).want(true),
 			step(sec, check("u", sluice.SlidingLog(4, 30*sec).Named("l"), 1)).want(false),
 		)},
+		{Name: "a bucket's spent tokens stay spent under a reload or level that changes its rate", Steps: func() []Step {
+			// A debt is a refill time: all 10 of 10/h spent is an hour, all
+			// of 7/h burst 7 too; 5 spent is half an hour, 3 of the 7 (3.5
+			// rounded down). Back at 10/h, the hour is still owed.
+			var s []Step
+			for i, mk := range []func(int64) sluice.Limit{
+				func(q int64) sluice.Limit { return sluice.TokenBucket(q, time.Hour) },
+				func(q int64) sluice.Limit { return sluice.LeakyBucket(q, time.Hour) },
+				func(q int64) sluice.Limit { return sluice.LeakyBucket(q, time.Hour).WithMaxWait(time.Minute) },
+				func(q int64) sluice.Limit { return sluice.GCRA(q, time.Hour) },
+			} {
+				name := "r" + string(rune('0'+i))
+				full, scaled := mk(10).Named(name), mk(7).Named(name)
+				s = append(s,
+					step(0, check("spent", full, 10)).want(true),
+					step(0, check("spent", scaled, 1)).want(false),
+					step(0, check("spent", full, 1)).want(false),
+					step(0, check("half", full, 5)).want(true),
+					step(0, check("half", scaled, 4)).want(false),
+					step(0, check("half", scaled, 3)).want(true),
+				)
+			}
+			return s
+		}()},
 		{Name: "a limit renamed under one ID keeps its clients' state", Steps: steps(
 			step(0, check("u", fw.Named("old").WithID("x"), 3), check("u", tb3.Named("a").WithID("t"), 3)).want(true, true),
 			step(0, check("u", fw.Named("new").WithID("x"), 1)).want(false),
 			step(0, check("u", tb3.Named("b").WithID("t"), 1), check("u", fw.Named("x"), 0)).want(false, true),
 			step(sec, check("u", fw.Named("new").WithID("x"), 3), check("u", tb3.Named("b").WithID("t").Scale(1, 3), 1)).want(true, true),
-			step(0, check("u", fw.Named("x"), 1), check("u", tb3.Named("t"), 2)).want(false, true),
+			// The scaled bucket's one unit spent is its second of refill:
+			// the same second of tb3's, whose 3 are all spent too.
+			step(0, check("u", fw.Named("x"), 1), check("u", tb3.Named("t"), 1)).want(false, false),
 			step(0, check("u", fw.Named("other").WithID("x").WithShadow(true), 0)),
 		)},
 		{Name: "a state written under another algorithm counts as a key never seen", Steps: steps(

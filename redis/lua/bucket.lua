@@ -6,10 +6,14 @@
 -- amount below is exact.
 --
 -- Stored state (a string, see state.lua): t = when the bucket was last
--- seen (µs), a = ticks missing then. GCRA keeps the same two numbers plus b = the rq they were written
--- with: its theoretical arrival time is TAT = t + ⌊a/b⌋ µs and fraction
--- a mod b ticks. (Go's State holds TAT itself, which for extreme limits
--- passes 2^53 µs; relative to t it never does.)
+-- seen (µs), a = ticks missing then and b = the rq they were written with:
+-- the theoretical arrival time is TAT = t + ⌊a/b⌋ µs and fraction a mod b
+-- ticks, which is how every bucket reads it, as a refill time that keeps
+-- its meaning under other parameters (a reload, a degradation level). (Go's
+-- State holds TAT itself, which for extreme limits passes 2^53 µs;
+-- relative to t it never does.) A token or leaky bucket state with b = 0
+-- is the form earlier versions wrote, a the ticks missing at t under the
+-- limit now in force, and is read as they read it.
 
 local bucket = {}
 ALG[4], ALG[5], ALG[GCRA] = bucket, bucket, bucket
@@ -25,7 +29,7 @@ local function load(c, st, now, limit)
     return now, 0
   end
   local rq = c.rq
-  if c.alg == GCRA then
+  if c.alg == GCRA or st.b > 0 then
     local whole, frac = divmod(math.max(st.a, 0), math.max(st.b, 1))
     local d = clamp_time(st.t + whole) - now
     frac = math.min(frac, rq - 1)
@@ -241,7 +245,7 @@ function bucket.write(c, st, nxt, g, ttl)
     end
     g = pending_tag(c, p)
   end
-  put(c, st, g, nxt.t, nxt.a, c.alg == GCRA and c.rq or 0, ttl)
+  put(c, st, g, nxt.t, nxt.a, c.rq, ttl)
 end
 
 -- reserved_last reports whether bucket state st was last written by the
@@ -273,7 +277,7 @@ end
 -- earlier version; the bound above may then give back too much, when m0
 -- counted another reservation refunded since.
 function bucket.undo(c, st, mark, g, token)
-  if c.alg == GCRA and st.b ~= c.rq then
+  if (c.alg == GCRA or st.b > 0) and st.b ~= c.rq then
     return -- written under another rate: its ticks are not ours
   end
   local p = pending(c, st.g)
