@@ -48,6 +48,9 @@ type caller struct {
 	// crossSite: ambient scopes withheld from a browser page of another
 	// site (see fromAnotherSite).
 	crossSite bool
+	// foreignHost: loopback's scopes withheld from a request whose Host
+	// is not a loopback name or address (see callerOf).
+	foreignHost bool
 }
 
 // known reports whether c is a caller, not a stranger: named by its token
@@ -177,13 +180,25 @@ func (s *Server) guard(need config.Scopes, authorizationIsClients bool, h func(h
 var noStore = []string{"no-store"}
 
 // callerOf identifies the caller of r with the configuration in force. On
-// an endpoint whose browser headers are the caller's own (all but
-// forward-auth's), scopes that come with the connection are withheld from
-// a browser page of another site.
+// an endpoint whose browser headers and Host are the caller's own (all but
+// forward-auth's, whose are the described client's), scopes that come with
+// the connection are withheld from a browser page of another site, and
+// loopback's from every request whose Host is not a loopback name or
+// address, browser headers or not: a page whose name is rebound to
+// 127.0.0.1 is plain http, to which a browser sends neither Sec-Fetch-Site
+// nor, on a same-origin GET, Origin; only its Host tells it apart. Such a
+// request is a stranger's: a program calling by another name, the host's
+// own included, sends a token.
 func (s *Server) callerOf(r *http.Request, authorizationIsClients bool) caller {
 	c := s.state.Load().access.identify(peerIP(r.RemoteAddr), r.TLS, requestToken(r, authorizationIsClients))
-	if c.ambient && c.scopes != 0 && !authorizationIsClients && s.fromAnotherSite(r, c.loopback) {
+	if !c.ambient || c.scopes == 0 || authorizationIsClients {
+		return c
+	}
+	if s.fromAnotherSite(r, c.loopback) {
 		return caller{crossSite: true}
+	}
+	if c.loopback && !loopbackHost(r.Host) {
+		return caller{foreignHost: true}
 	}
 	return c
 }
@@ -194,8 +209,7 @@ func (s *Server) callerOf(r *http.Request, authorizationIsClients bool) caller {
 // request forgery), or, for loopback's scopes, a browser's request (one
 // with Sec-Fetch-Site or Origin) whose Host is not a loopback name or
 // address (a name of another site rebound to 127.0.0.1, whose page could
-// read the answers). A program that sends neither header, a Prometheus
-// scraping the host by its name, is no browser.
+// read the answers), answered as a browser's (refuse).
 func (s *Server) fromAnotherSite(r *http.Request, loopback bool) bool {
 	browser := r.Header.Get("Sec-Fetch-Site") != "" || r.Header.Get("Origin") != ""
 	if loopback && browser && !loopbackHost(r.Host) {
@@ -204,15 +218,19 @@ func (s *Server) fromAnotherSite(r *http.Request, loopback bool) bool {
 	return s.crossOrigin.Check(r) != nil
 }
 
-// loopbackHost reports whether host (with or without a port) is localhost
-// or a loopback address.
+// loopbackHost reports whether host, a request's Host with or without a
+// port, names this machine's loopback and nothing else: localhost or a
+// name under .localhost (RFC 6761: never sent to DNS, so no one else can
+// rebind it), with or without the final dot, or a loopback address
+// (127.0.0.0/8, ::1). An empty Host (HTTP/1.0) names no other site: a
+// browser always sends one.
 func loopbackHost(host string) bool {
-	h := hostOnlyOf(host)
-	if strings.EqualFold(h, "localhost") {
+	h := strings.ToLower(strings.TrimSuffix(hostOnlyOf(host), "."))
+	if h == "" || h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		return true
 	}
 	a, err := netip.ParseAddr(h)
-	return err == nil && a.IsLoopback()
+	return err == nil && a.Unmap().IsLoopback()
 }
 
 // hostOnlyOf returns host without its port and an IPv6 address's brackets.
@@ -258,6 +276,10 @@ func (s *Server) refuse(w http.ResponseWriter, c caller, need config.Scopes, aut
 		}
 		if c.badToken {
 			detail = "The token matches no caller of this server."
+		}
+		if c.foreignHost {
+			detail = "Loopback's scopes are granted only to a request whose Host is localhost or a loopback address (call http://localhost:<port>/…): " +
+				"a name that is not loopback's may be another site's, rebound to 127.0.0.1; otherwise send a caller token as Authorization: Bearer <token> or " + TokenHeader + ": <token>."
 		}
 		writeJSONProblem(w, http.StatusUnauthorized, "Unauthorized", detail)
 		return

@@ -19,10 +19,11 @@ admin:
 
 // A browser on the sluice host carries loopback's address but not its
 // trust: a page of another site (cross-site, or a name rebound to 127.0.0.1)
-// gets none of admin.loopback_scopes. Scripts and services (no browser
-// headers), the dashboard's own same-origin requests and token holders
-// keep what they have; forward-auth, whose browser headers are the
-// described client's, is decided as before.
+// gets none of admin.loopback_scopes. Scripts and services calling by a
+// loopback name or address, the dashboard's own same-origin requests and
+// token holders keep what they have; a program calling by another name,
+// the host's own, needs a token; forward-auth, whose browser headers and
+// Host are the described client's, is decided as before.
 func TestLoopbackScopesAreNotABrowsersFromAnotherSite(t *testing.T) {
 	f := newFixture(t, loopbackChecksConfig)
 	send := func(method, path, body, host string, header ...string) int {
@@ -54,7 +55,8 @@ func TestLoopbackScopesAreNotABrowsersFromAnotherSite(t *testing.T) {
 		{"an older browser's other site", "POST", "/v1/check", check, "", []string{"Origin", "https://evil.example"}, 403},
 		{"a name rebound to loopback", "GET", "/metrics", "", "evil.example:9090", []string{"Sec-Fetch-Site", "same-origin"}, 403},
 		{"a name rebound, an older browser posting", "POST", "/v1/check", check, "evil.example", []string{"Origin", "http://evil.example"}, 403},
-		{"a program by the host's name", "GET", "/metrics", "", "sluice-host:9090", nil, 200},
+		{"a program by the host's name, without a token", "GET", "/metrics", "", "sluice-host:9090", nil, 401},
+		{"a program by the host's name, with a token", "GET", "/metrics", "", "sluice-host:9090", []string{server.TokenHeader, testToken}, 200},
 		{"localhost", "GET", "/metrics", "", "localhost:9090", nil, 200},
 		{"::1", "GET", "/metrics", "", "[::1]:9090", nil, 200},
 		{"a token holder from another site", "POST", "/v1/check", check, "evil.example", []string{server.TokenHeader, testToken, "Sec-Fetch-Site", "cross-site"}, 200},

@@ -411,6 +411,7 @@ func (s *Server) Reload() error {
 			st.stale = keptStale(s.state.Load(), st)
 			s.warnRestartOnly(s.opts.Config, cfg)
 			s.warnTrustAll(cfg)
+			s.warnExampleTokens(cfg)
 			s.warnUnknownKeys(s.state.Load().cfg, cfg)
 			s.warnLogRoom(s.state.Load().cfg, cfg)
 			for _, change := range reloadStateChanges(s.state.Load().cfg, cfg) {

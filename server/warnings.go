@@ -10,7 +10,8 @@ import (
 // warnExposure logs what in cfg, served with its admin listener on admin,
 // exposes the server: an admin listener reachable beyond this host without
 // TLS, whose callers' tokens cross the network in clear, and
-// trusted_proxies that trust every peer.
+// trusted_proxies that trust every peer, and callers that hold a token
+// sluice's repository publishes.
 func (s *Server) warnExposure(cfg *config.Config, admin net.Addr) {
 	if tcp, ok := admin.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && !cfg.Admin.TLS.Enabled() {
 		msg := "the admin listener is reachable beyond this host without TLS: its callers' tokens cross the network in clear; set admin.tls, or listen on loopback behind a TLS proxy"
@@ -21,6 +22,7 @@ func (s *Server) warnExposure(cfg *config.Config, admin net.Addr) {
 		s.log.Warn(msg, "admin", admin.String())
 	}
 	s.warnTrustAll(cfg)
+	s.warnExampleTokens(cfg)
 	s.warnUnknownKeys(nil, cfg)
 	s.warnLogRoom(nil, cfg)
 }

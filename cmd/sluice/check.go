@@ -90,7 +90,9 @@ func printConfigErrors(w io.Writer, err error) {
 	}
 }
 
-// printAccess prints the listeners and who may call the admin listener.
+// printAccess prints the listeners and who may call the admin listener,
+// with a warning, as serve logs, for each caller whose token is an example
+// that sluice's repository publishes.
 func printAccess(w io.Writer, cfg *config.Config) {
 	tls := func(t config.TLS) string {
 		switch {
@@ -140,6 +142,9 @@ func printAccess(w io.Writer, cfg *config.Config) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, by, c.Scopes)
 	}
 	tw.Flush()
+	for _, msg := range server.ExampleTokenWarnings(cfg) {
+		fmt.Fprintln(w, "WARNING: "+msg)
+	}
 }
 
 func printPlans(w io.Writer, cfg *config.Config) {
