@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -36,7 +37,7 @@ const KeyNameSubject = "name:"
 // subjectForms lists the subjects Subject takes, for its errors.
 const subjectForms = "key:<SHA-256 of the key, 64 hex digits>, " + KeyNameSubject + "<listed key's name>, " +
 	"user:<id>, user#<32 hex digits>, ip:<address or its group>, ip:unknown, " +
-	"ext:<subject of the decision API>, rule:<rule>/<key> or " + GlobalSubject + " (the global limits)"
+	"ext:<subject of the decision API>, rule:<rule>/<values, joined by |> or " + GlobalSubject + " (the global limits)"
 
 // Subject returns the subject that subject names, as the client's
 // requests are kept under it, or an error naming the forms a subject
@@ -57,9 +58,11 @@ const subjectForms = "key:<SHA-256 of the key, 64 hex digits>, " + KeyNameSubjec
 //     a peer without an address (a Unix socket's);
 //   - "ext:<subject>" of a non-empty subject, as a decision API caller
 //     named it (Requester.Subject), as it is;
-//   - "rule:<rule>/<key>", a rule's key, as it is, of a configured rule
-//     keyed by more than the client alone (whose states are the client's)
-//     and a non-empty key;
+//   - "rule:<rule>/<values>", a rule's key, of a configured rule keyed by
+//     more than the client alone (whose states are the client's): its
+//     values, one per attribute of its key joined by "|", each named as
+//     a request sends it or as a store key keeps it: the key its requests
+//     are kept under (see ruleValue);
 //   - GlobalSubject, as it is.
 //
 // Subject does not check whether any state is kept under the subject.
@@ -125,11 +128,14 @@ func (m *Middleware) ipSubject(subject, rest string) (string, error) {
 		subject, v4, v6)
 }
 
-// ruleSubject is Subject of subject, "rule:" and rest.
+// ruleSubject is Subject of subject, "rule:" and rest: rest is the rule's
+// name, "/" and its key's values, one per attribute of its key joined by
+// "|" (a key of one attribute takes the whole text as its value), each
+// read as the rule's store key keeps it (see ruleValue).
 func (m *Middleware) ruleSubject(subject, rest string) (string, error) {
 	name, key, ok := strings.Cut(rest, "/")
 	if !ok || key == "" {
-		return "", fmt.Errorf("%q names no rule's key: a rule's key is rule:<rule>/<key>", subject)
+		return "", fmt.Errorf("%q names no rule's key: a rule's key is rule:<rule>/<values>", subject)
 	}
 	i := slices.IndexFunc(m.rules, func(ru *rule) bool { return ru.name == name })
 	switch {
@@ -138,7 +144,185 @@ func (m *Middleware) ruleSubject(subject, rest string) (string, error) {
 	case m.rules[i].clientOnly:
 		return "", fmt.Errorf("%q names no rule's key: rule %q is keyed by the client alone, whose subject names its states", subject, name)
 	}
-	return subject, nil
+	ru := m.rules[i]
+	values := []string{key}
+	if len(ru.parts) > 1 {
+		values = strings.SplitN(key, "|", len(ru.parts)+1)
+	}
+	if len(values) != len(ru.parts) {
+		return "", fmt.Errorf("%q names no rule's key: rule %q is keyed by %d values joined by | (%s)", subject, name, len(ru.parts), ru.keyKinds())
+	}
+	var b strings.Builder
+	b.WriteString("rule:" + name + "/")
+	for j, v := range values {
+		sv, err := m.ruleValue(ru, &ru.parts[j], v)
+		if err != nil {
+			return "", fmt.Errorf("%q names no rule's key: its %s value: %w", subject, ru.parts[j].kind, err)
+		}
+		if j > 0 {
+			b.WriteByte('|')
+		}
+		b.WriteString(sv)
+	}
+	return b.String(), nil
+}
+
+// keyKinds returns the kinds of the attributes of ru's key, joined by "|".
+func (ru *rule) keyKinds() string {
+	kinds := make([]string, len(ru.parts))
+	for i := range ru.parts {
+		kinds[i] = ru.parts[i].kind
+	}
+	return strings.Join(kinds, "|")
+}
+
+// ruleValue returns v, a value of attribute kp of ru's key, as the rule's
+// store key keeps it (see Middleware.appendPart), so that a value named
+// as a request sends it names the state that request counted in:
+//
+//   - a value in a form only a store key holds is kept: "#" and 32 hex
+//     digits (a hashed value; in lower case), "~" of a header, query,
+//     cookie, form or JSON value (one upstreams read differently) and,
+//     under fallback shared, "-" (an absent value);
+//   - a route's and a rule's value is kept as it is written;
+//   - a client's subject (Subject's forms but rule: and *), read as
+//     Subject reads it, is a client's or an API key's value, a token
+//     user's ("user#…"), or, under fallback ip, an absent value's (text
+//     in such a form that names no client is a value as a request sends
+//     it);
+//   - a user's value is its id, after "user:" or alone; an address's is
+//     the address or a group of the attribute's prefixes, after "ip:" or
+//     alone: its group;
+//   - any other is the value a request sends (see rawRuleValue), kept as
+//     it is when it is at most 64 characters of A-Z a-z 0-9 . _ - @ (in
+//     lower case for a host, a path, a form or a JSON value), else hashed
+//     (see appendKeyValue).
+//
+// An empty value, and one that no request's value is kept as, is an error.
+func (m *Middleware) ruleValue(ru *rule, kp *keyPart, v string) (string, error) {
+	switch {
+	case v == "":
+		return "", errors.New("an empty value")
+	case kp.kind == KeyRoute || kp.kind == KeyRule:
+		return v, nil
+	case len(v) == 33 && v[0] == '#' && isHex(v[1:]):
+		return strings.ToLower(v), nil
+	case v == ambiguousValue && kp.trimmed(), v == sharedValue && ru.fallback == FallbackShared:
+		return v, nil
+	}
+	subject := clientSubjectForm(v)
+	switch kp.kind {
+	case KeyIP:
+		if s, ok := strings.CutPrefix(v, "ip:"); (ok || !subject) && s != "unknown" {
+			return kp.ipValue(s)
+		}
+	case KeyUser:
+		if id, ok := strings.CutPrefix(v, "user:"); ok || !subject {
+			return userValue(id)
+		}
+	}
+	own := kp.kind == KeyClient || kp.kind == KeyAPIKey && (strings.HasPrefix(v, "key:") || strings.HasPrefix(v, KeyNameSubject)) ||
+		kp.kind == KeyUser && strings.HasPrefix(v, "user#")
+	if subject && (own || ru.fallback != FallbackShared && ru.fallback != FallbackSkip) {
+		sub, err := m.Subject(v)
+		switch {
+		case err == nil:
+			return string(appendSubject(nil, sub)), nil
+		case own:
+			return "", err
+		}
+	}
+	if kp.kind == KeyClient || kp.kind == KeyAPIKey || kp.kind == KeyUser || kp.kind == KeyIP {
+		return "", fmt.Errorf("%q names no client", v)
+	}
+	raw := rawRuleValue(kp, v)
+	if raw == "" {
+		return "", fmt.Errorf("%q is empty once trimmed as a request's value is", v)
+	}
+	return string(appendKeyValue(nil, raw, kp.lower())), nil
+}
+
+// clientSubjectForm reports whether s is in the form of a client's
+// subject (see Subject): "ip:", "user:", "user#", "key:", "ext:" or
+// KeyNameSubject, and more.
+func clientSubjectForm(s string) bool {
+	for _, p := range []string{"ip:", "user:", "user#", "key:", "ext:", KeyNameSubject} {
+		if len(s) > len(p) && strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// userValue returns the value of KeyUser of the user id: "user:" and the
+// id as appendKeyValue keeps it, or of an id already kept hashed ("#"
+// and 32 hex digits).
+func userValue(id string) (string, error) {
+	switch {
+	case id == "":
+		return "", errors.New("an empty user id")
+	case len(id) == 33 && id[0] == '#' && isHex(id[1:]):
+		return "user:" + strings.ToLower(id), nil
+	}
+	return string(appendKeyValue([]byte("user:"), id, false)), nil
+}
+
+// ipValue returns the value of KeyIP's attribute kp of the address s, or
+// of a group s of kp's prefix length: "ip:" and the group.
+func (kp *keyPart) ipValue(s string) (string, error) {
+	if a, err := netip.ParseAddr(s); err == nil {
+		return string(appendAddrGroup([]byte("ip:"), a.Unmap(), kp.v4, kp.v6)), nil
+	}
+	if p, err := netip.ParsePrefix(s); err == nil && !p.Addr().Is4In6() &&
+		(p.Addr().Is4() && p.Bits() == kp.v4 || p.Addr().Is6() && p.Bits() == kp.v6) {
+		return string(appendAddrGroup([]byte("ip:"), p.Addr(), kp.v4, kp.v6)), nil
+	}
+	return "", fmt.Errorf("%q is no address, nor a group of one by the key's prefixes (/%d for IPv4, /%d for IPv6)", s, kp.v4, kp.v6)
+}
+
+// rawRuleValue returns v, a value of kp as a request sends it, as
+// appendPart reads it: without the whitespace around it (see trimValue)
+// for a header, query, cookie, form or JSON value; a host without its
+// port and trailing dots (see hostOnly, hostValue); a path without its
+// parameters and trailing slash (see withoutParams, unslashed).
+func rawRuleValue(kp *keyPart, v string) string {
+	switch {
+	case kp.trimmed():
+		return trimValue(v)
+	case kp.kind == KeyHost:
+		if _, err := netip.ParseAddr(v); err != nil {
+			v = hostOnly(v)
+		}
+		return hostValue(v)
+	case kp.kind == KeyURLPath:
+		p := withoutParams(v)
+		if u, ok := unslashed(p); ok {
+			p = u
+		}
+		return p
+	}
+	return v
+}
+
+// trimmed reports whether kp's values are read without the whitespace
+// around them, and may be read by upstreams differently (see appendPart):
+// a header's, a query parameter's, a cookie's, a form's and a JSON value's.
+func (kp *keyPart) trimmed() bool {
+	switch kp.kind {
+	case KeyHeader, KeyQuery, KeyCookie, KeyForm, KeyJSON:
+		return true
+	}
+	return false
+}
+
+// lower reports whether kp's values are kept in lower case: a host's, a
+// path's, a form's and a JSON value's (see appendPart).
+func (kp *keyPart) lower() bool {
+	switch kp.kind {
+	case KeyHost, KeyURLPath, KeyForm, KeyJSON:
+		return true
+	}
+	return false
 }
 
 // keyNameSubject returns the subject of the listed key named name.

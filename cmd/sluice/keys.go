@@ -30,8 +30,10 @@ const keysUsage = `usage: sluice keys [flags] top | inspect SUBJECT | reset SUBJ
 
 Subjects are "key:<sha256 hex>", "name:<listed key's name>", "user:<id>",
 "user#<32 hex digits>" (a hashed user id), "ip:<address or its group>",
-"ip:unknown", "ext:<subject>" (a decision API caller's), "rule:<rule>/<key>"
-or "*" (the global limits); the server refuses any other text.
+"ip:unknown", "ext:<subject>" (a decision API caller's), "rule:<rule>/<values>"
+(a rule key's values joined by "|", as requests send them or as the store keeps
+them) or "*" (the global limits); the server refuses any other text. A flag
+given an empty value (-limit "") is refused, not read as left out.
 penalize puts a client in the penalty box now (penalty: in the configuration);
 reset -limit penalty takes it out. Every reset and penalize is logged by the
 server with the caller's name.
@@ -60,6 +62,13 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *n < 1 || *n > maxTop {
 		return usageErrorf("-n %d: top lists 1 to %d subjects", *n, maxTop)
+	}
+	// Each of these flags, left out, widens what the command does: -limit
+	// resets every limit (the penalty box's included), -plan reads the
+	// subject's own plan, -token-file sends $SLUICE_TOKEN's token, -cacert
+	// trusts every CA of the system's.
+	if err := givenEmpty(fs, "limit", "plan", "token-file", "cacert"); err != nil {
+		return err
 	}
 	if isSet(fs, "token") && *tokenFile != "" {
 		return usageErrorf("-token and -token-file: give one of them")
@@ -162,6 +171,19 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // maxTop is the most subjects the admin listener's top lists.
 const maxTop = 512
+
+// givenEmpty returns a usageError when the command line gives one of the
+// flags names an empty value, as a script's -limit "$LIMIT" does when its
+// variable is unset or misspelt: an empty value is refused, not read as
+// the flag left out, which would widen the command's action.
+func givenEmpty(fs *flag.FlagSet, names ...string) error {
+	for _, name := range names {
+		if isSet(fs, name) && fs.Lookup(name).Value.String() == "" {
+			return usageErrorf("-%s \"\": an empty value; give one, or leave -%s out (%s)", name, name, fs.Lookup(name).Usage)
+		}
+	}
+	return nil
+}
 
 // isSet reports whether the command line set the flag name.
 func isSet(fs *flag.FlagSet, name string) bool {

@@ -96,16 +96,18 @@ func tokenScopes(list string) ([]string, error) {
 
 // yamlScalar writes s as a YAML string: as it is when it is plain
 // letters, digits, '.', '_' and '-', not null and not starting with '-' (a
-// sequence's entry), else double-quoted.
+// sequence's entry), else double-quoted as a JSON string, which YAML reads
+// back as s, its quotes and backslashes escaped.
 func yamlScalar(s string) string {
-	if strings.EqualFold(s, "null") || strings.HasPrefix(s, "-") {
-		return `"` + s + `"`
-	}
+	plain := s != "" && !strings.EqualFold(s, "null") && !strings.HasPrefix(s, "-")
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
-			q, _ := json.Marshal(s)
-			return string(q)
+			plain = false
 		}
 	}
-	return s
+	if plain {
+		return s
+	}
+	q, _ := json.Marshal(s)
+	return string(q)
 }
