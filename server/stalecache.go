@@ -353,28 +353,33 @@ func (c *staleCache) record(next http.Handler, w http.ResponseWriter, r *http.Re
 }
 
 // dropOld drops, oldest recorded first, the copies older than ttl at now
-// and those over the budget (bytes+copying past maxBytes), up to keep
-// (nil: all). Called with mu held.
+// and those over the budget, up to keep (nil: all): the copies kept and
+// being taken hold at most maxBytes together, and the copies kept at most
+// maxBytes less what one copy may hold, the room an answer of unknown
+// length is copied into (see grow). Called with mu held.
 func (c *staleCache) dropOld(now time.Time, keep *list.Element) {
 	for f := c.order.Front(); f != nil && f != keep; f = c.order.Front() {
 		fk := f.Value.([32]byte)
 		fe := c.entries[fk]
-		if c.bytes+c.copying <= c.maxBytes && now.Sub(fe.at) <= c.ttl {
+		if c.bytes+c.copying <= c.maxBytes && c.bytes <= c.maxBytes-c.maxEntry && now.Sub(fe.at) <= c.ttl {
 			break
 		}
 		c.drop(fk, fe)
 	}
 }
 
-// grow counts n more bytes of buffer of a copy being taken, dropping the
-// oldest copies kept to make room for them within maxBytes: a fresh
-// answer is worth more than the oldest copy. It reports false, counting
-// nothing, when the copies being taken would hold more than maxBytes on
-// their own.
-func (c *staleCache) grow(n int) bool {
+// grow counts n more bytes of buffer of a copy being taken. A copy whose
+// answer said its length, and so will be kept, makes room within maxBytes
+// by dropping the oldest copies kept: a fresh answer is worth more than
+// the oldest copy. One of unknown length (streamed) may still outgrow what
+// a copy may hold and be dropped, so it takes only the room left (at least
+// one copy's worth while no other is being taken: see dropOld), never a
+// copy kept; the copies kept make room for it when it is kept (record).
+// grow reports false, counting nothing, when there is no room.
+func (c *staleCache) grow(n int, sized bool) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.copying+n > c.maxBytes {
+	if c.copying+n > c.maxBytes || !sized && c.bytes+c.copying+n > c.maxBytes {
 		return false
 	}
 	c.copying += n
@@ -429,17 +434,32 @@ type teeWriter struct {
 	status int
 	buf    []byte
 	skip   bool
+	// sized says the answer gave its Content-Length, and its copy fits
+	// what a copy may hold (see begin).
+	sized bool
 	// counted is what the copy counts in c.copying.
 	counted int
 }
 
 // begin notes the answer's final status, and whether to copy it: not
-// when it may not be kept, nor when its Content-Length is more than a copy
-// may hold, which would drop older copies to make room for nothing.
+// when it may not be kept, nor when its Content-Length and header fields
+// make more than a copy may hold (entrySize), which would drop older
+// copies to make room for nothing.
 func (w *teeWriter) begin(code int) {
 	w.status = code
 	n, err := strconv.ParseInt(w.Header().Get("Content-Length"), 10, 64)
-	w.skip = !keepable(code, w.Header(), w.r) || err == nil && n > int64(w.c.maxEntry)
+	if err == nil && n >= 0 {
+		size := n + staleEntryOverhead
+		for k, vs := range w.Header() {
+			size += int64(len(k))
+			for _, v := range vs {
+				size += int64(len(v))
+			}
+		}
+		w.sized = size <= int64(w.c.maxEntry)
+		w.skip = !w.sized
+	}
+	w.skip = w.skip || !keepable(code, w.Header(), w.r)
 }
 
 func (w *teeWriter) WriteHeader(code int) {
@@ -471,7 +491,7 @@ func (w *teeWriter) copy(p []byte) {
 	}
 	if need <= w.c.maxEntry {
 		size := min(max(need, 2*cap(w.buf)), w.c.maxEntry)
-		if n := size - cap(w.buf); w.c.grow(n) {
+		if n := size - cap(w.buf); w.c.grow(n, w.sized) {
 			w.counted += n
 			w.buf = append(make([]byte, 0, size), w.buf...)
 			w.buf = append(w.buf, p...)

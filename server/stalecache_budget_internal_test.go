@@ -59,7 +59,7 @@ func TestStaleCacheBudgetCountsWhatCopiesHold(t *testing.T) {
 func TestStaleCacheBudgetBoundsCopiesKeptAndBeingTakenAsOne(t *testing.T) {
 	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
 	c := newStaleCache(time.Minute, func() time.Time { return now }, nil, nil)
-	c.maxBytes, c.maxEntry = 1<<20, 512<<10
+	c.maxBytes, c.maxEntry = 3<<19, 512<<10 // the copies kept hold up to 1 MiB
 	body := make([]byte, 500<<10)
 	get := func(path string) *http.Request { return httptest.NewRequest("GET", path, nil) }
 	plain := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) })
@@ -87,9 +87,13 @@ func TestStaleCacheBudgetBoundsCopiesKeptAndBeingTakenAsOne(t *testing.T) {
 		t.Errorf("the cache and the copies being taken held %d bytes at once, %.2f× its budget of %d",
 			most, float64(most)/float64(c.maxBytes), c.maxBytes)
 	}
-	for path, want := range map[string]bool{"/a": false, "/b": false, "/c": true, "/d": true} {
+	// /c, of unknown length, is copied into the room the copies kept leave
+	// and, kept, drops the oldest (/a); /d, begun while /c was being
+	// copied, finds no room and is not copied: a streamed answer never
+	// drops a copy kept before it is kept itself.
+	for path, want := range map[string]bool{"/a": false, "/b": true, "/c": true, "/d": false} {
 		if got := c.serve(httptest.NewRecorder(), get(path)); got != want {
-			t.Errorf("GET %s served from a copy: %v, want %v (the oldest dropped for the fresh ones)", path, got, want)
+			t.Errorf("GET %s served from a copy: %v, want %v", path, got, want)
 		}
 	}
 	if c.copying != 0 || c.bytes > c.maxBytes {
@@ -103,7 +107,7 @@ func TestStaleCacheBudgetBoundsCopiesKeptAndBeingTakenAsOne(t *testing.T) {
 func TestStaleCacheDropsNoCopyForAnAnswerTooLargeToKeep(t *testing.T) {
 	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
 	c := newStaleCache(time.Minute, func() time.Time { return now }, nil, nil)
-	c.maxBytes, c.maxEntry = 1<<20, 512<<10
+	c.maxBytes, c.maxEntry = 3<<19, 512<<10 // the copies kept hold up to 1 MiB
 	body := make([]byte, 500<<10)
 	get := func(path string) *http.Request { return httptest.NewRequest("GET", path, nil) }
 	c.record(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }), httptest.NewRecorder(), get("/a"))
@@ -151,5 +155,82 @@ func TestStaleCacheDropsCopiesAsTheyExpire(t *testing.T) {
 	c.mu.Unlock()
 	if armed {
 		t.Error("an empty cache keeps a timer armed")
+	}
+}
+
+// Streamed answers (no Content-Length, as a chunked export or an
+// on-the-fly gzip sends) longer than a copy may hold, a few in progress at
+// once (the overload the cache records in), drop no copy kept: an answer
+// of unknown length is copied only into the room the copies kept leave,
+// so one that is then too long to keep has cost the cache nothing.
+func TestStreamedAnswersTooLargeToKeepDropNoCopyKept(t *testing.T) {
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	c := newStaleCache(time.Minute, func() time.Time { return now }, nil, nil)
+	c.maxBytes, c.maxEntry = 1<<20, 256<<10 // the real 64 MiB / 1 MiB behave alike
+	get := func(path string) *http.Request { return httptest.NewRequest("GET", path, nil) }
+	small := make([]byte, 60<<10)
+	kept := 0
+	for i := 0; c.bytes+(60<<10)+staleEntryOverhead <= c.maxBytes-c.maxEntry; i++ {
+		c.record(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(small) }), httptest.NewRecorder(), get("/kept/"+strconv.Itoa(i)))
+		kept++
+	}
+	chunk := make([]byte, 32<<10)
+	// Four streamed answers in progress at once, each nested in the
+	// previous one's writing (deterministic interleaving).
+	var streamed func(depth int) http.Handler
+	streamed = func(depth int) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			for range 8 { // 256 KiB written so far: the copy grew to maxEntry
+				w.Write(chunk)
+			}
+			if depth < 3 {
+				c.record(streamed(depth+1), httptest.NewRecorder(), get("/export/"+strconv.Itoa(depth+1)))
+			}
+			for range 8 { // 512 KiB in all, more than a copy may hold
+				w.Write(chunk)
+			}
+		})
+	}
+	c.record(streamed(0), httptest.NewRecorder(), get("/export/0"))
+	served := 0
+	for i := range kept {
+		if c.serve(httptest.NewRecorder(), get("/kept/"+strconv.Itoa(i))) {
+			served++
+		}
+	}
+	exports := 0
+	for i := range 4 {
+		if c.serve(httptest.NewRecorder(), get("/export/"+strconv.Itoa(i))) {
+			exports++
+		}
+	}
+	if served < kept {
+		t.Errorf("%d copies kept; after 4 streamed answers too long to keep (%d of them kept), %d are left (bytes %d, copying %d): "+
+			"each grew a copy that could never be kept by dropping kept ones", kept, exports, served, c.bytes, c.copying)
+	}
+}
+
+// An answer whose Content-Length is within maxEntry but whose copy, with
+// its header fields and staleEntryOverhead, is not (entrySize > maxEntry)
+// is not copied, so it drops no copy kept for a copy never kept.
+func TestAnAnswerWhoseCopyWithItsHeaderFieldsPassesMaxEntryIsNotCopied(t *testing.T) {
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	c := newStaleCache(time.Minute, func() time.Time { return now }, nil, nil)
+	c.maxBytes, c.maxEntry = 3<<19, 512<<10
+	exact := make([]byte, c.maxEntry) // Content-Length == maxEntry: with its header fields, more
+	copied := true
+	large := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(exact)))
+		w.Write(exact[:1])
+		tw := w.(*teeWriter)
+		copied = !tw.skip || tw.counted > 0
+		w.Write(exact[1:])
+	})
+	c.record(large, httptest.NewRecorder(), httptest.NewRequest("GET", "/large", nil))
+	if copied {
+		t.Error("an answer whose copy would pass maxEntry was copied")
+	}
+	if c.serve(httptest.NewRecorder(), httptest.NewRequest("GET", "/large", nil)) {
+		t.Error("an answer whose copy passes maxEntry was kept")
 	}
 }
