@@ -73,7 +73,11 @@
 //     of them expires). The store looks at the states of 8 keys from a
 //     random place; while all it found refuse, it looks at every key of a
 //     shard of at most 64, else at 8 more keys from another random place,
-//     up to 64 in all. A key's other states stay; a key left with none goes. If every one
+//     up to 64 in all. A key's other states stay; a key left with none goes.
+//     A limit decided only in shadow mode so far (every check of its ID
+//     and algorithm a shadow one) refuses no one: its states rank by rule
+//     2, as wholly used, never as refusing, until a check of it in
+//     enforcing mode is decided. If every one
 //     refuses, the new key is not taken: its check is refused (counted in
 //     Stats.NoRoom) with a RetryAfter until the first of them stops
 //     refusing, and a call of several checks changes nothing. So is a log
@@ -98,11 +102,17 @@
 // met beyond those bounds, which the store does not keep. A parameter set
 // that the store has met only for keys it already held (decided without a
 // mutex) is not among them, and its states are judged by the others.
+// Shadow mode (rule 3) is judged per name and algorithm, not per
+// parameter set: once a check under any of a name's parameter sets
+// enforces, every state of that name that refuses ranks as refusing, a
+// shadow plan's among them.
 //
 // The rule costs, per new state at a full store, a peek at each state
 // looked at (sluice.DecideBatch of cost 0) under each parameter set kept
 // for its limit (BenchmarkAllowNewKeyFullStore), and on each call decided
 // under a shard's mutex a lookup of the limit's parameters among those
 // kept, which takes no lock and allocates nothing once they are kept or
-// found to be beyond the bounds. An eviction allocates nothing.
+// found to be beyond the bounds; on every call, a load per check of
+// whether its limit has been decided in enforcing mode (a store the first
+// time it is). An eviction allocates nothing.
 package memory

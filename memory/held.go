@@ -89,6 +89,7 @@ func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, sc *scratc
 		if lr == nil || lr.kind == kindLog {
 			return 0, false
 		}
+		lr.noteMode(&checks[i].Limit)
 		lag = lag && s.clock.tolerates(&checks[i].Limit)
 		h := &held[i]
 		h.kind, h.ref, h.lead = lr.kind, lr.ref, i

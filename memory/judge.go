@@ -42,11 +42,14 @@ type rankClass uint8
 const (
 	// classFull: back at full capacity, equivalent to a fresh state.
 	classFull rankClass = iota
-	// classUsed: some capacity used, and a check of cost 1 fits now.
+	// classUsed: some capacity used, and a check of cost 1 fits now, or
+	// the state is of a limit only ever decided in shadow mode, which
+	// refuses no one.
 	classUsed
 	// classRefusing: a check of cost 1 is refused now, a lease book holds
 	// a lease that has not expired, or the state was written under
-	// parameters the store does not know (it may refuse).
+	// parameters the store does not know (it may refuse); and its limit
+	// has been decided in enforcing mode.
 	classRefusing
 )
 
@@ -78,11 +81,17 @@ type limitKey struct {
 
 // limitRef is what the store knows of one limit ID and algorithm: the
 // number its states carry in their slots, where its states live, and the
-// parameter sets it has been decided under, to rank its states by.
+// parameter sets it has been decided under and whether in enforcing mode,
+// to rank its states by.
 type limitRef struct {
 	key  limitKey
 	ref  uint32 // 1 + how many limit IDs and algorithms the store met before
 	kind stateKind
+	// enforced is set before the first decision of a check of the limit in
+	// enforcing mode, on every path that decides (see noteMode): until
+	// then only shadow checks have written its states, and they refuse no
+	// one. It is never cleared.
+	enforced atomic.Bool
 	// judges are the parameter sets met, at most maxJudges, replaced
 	// whole (under the registry's mutex) when one is added.
 	judges atomic.Pointer[judgeSet]
@@ -335,6 +344,15 @@ func (lr *limitRef) note(l *sluice.Limit) {
 
 func (lr *limitRef) has(l *sluice.Limit) bool { return lr.judges.Load().has(l) }
 
+// noteMode records, before a check of l (a limit of lr) is decided, whether
+// the check enforces: from then on lr's states may refuse clients. It takes
+// no lock, and writes only the first time.
+func (lr *limitRef) noteMode(l *sluice.Limit) {
+	if !l.Shadow() && !lr.enforced.Load() {
+		lr.enforced.Store(true)
+	}
+}
+
 // rankState ranks st, a state of lr expiring at secs (see expSecs), at
 // now.
 //
@@ -345,6 +363,13 @@ func (lr *limitRef) has(l *sluice.Limit) bool { return lr.judges.Load().has(l) }
 // that puts that time elsewhere did not write it. Of those that may have,
 // the latest rank counts; a state none of them can have written ranks as
 // refusing until its expiry.
+//
+// A state of a limit never decided in enforcing mode refuses no one,
+// whatever its count: where it would rank as refusing, it ranks as used
+// up (classUsed, all of its capacity), so that it never keeps a newcomer
+// out. Its limit's first enforcing check is noted before it is decided
+// (see noteMode): a state that check writes, or finds at its limit, ranks
+// as refusing from then on.
 func rankState(lr *limitRef, st *sluice.State, secs uint64, now int64) rank {
 	exp := secsExpiry(secs)
 	if exp <= now {
@@ -360,6 +385,9 @@ func rankState(lr *limitRef, st *sluice.State, secs uint64, now int64) rank {
 				}
 				known = true
 			}
+		}
+		if r.class == classRefusing && !lr.enforced.Load() {
+			r = rank{class: classUsed, v: shareOne}
 		}
 	}
 	r.exp = exp

@@ -53,6 +53,7 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 			s.limitsRefused.Add(1)
 			return 0, errTooManyLimits(&checks[i].Limit, s.limits.max)
 		}
+		lr.noteMode(&checks[i].Limit)
 		lc = append(lc, lockedCheck{lr: lr})
 		locked = insertSorted(locked, idx[i])
 	}
