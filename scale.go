@@ -13,7 +13,8 @@ const maxInstances = 1 << 16
 // perInstance returns the share of l that each of n instances enforces on
 // its own when they cannot share state (their shared store is down): from
 // fresh states, n instances together admit no more per window than l
-// promises (a store-down policy that starts each key fresh admits that much
+// promises, or n when l's quantity (a bucket's burst) is below n, since
+// each share is at least 1 (a store-down policy that starts each key fresh admits that much
 // on top of what the shared state had already counted). It is
 // l.Scale(1, n), n clamped to [1, 2^16]:
 //

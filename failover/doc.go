@@ -13,8 +13,10 @@
 //     the primary (Options.ChargeOnce) before the primary decides the key
 //     again.
 //     Together the instances then admit at most the shared limit plus, in
-//     the window of a switch, what one instance could not know: the bounds
-//     per algorithm are in package redis's documentation (Failover).
+//     the window of a switch, what one instance could not know; a limit
+//     below the number of instances gives each a share of 1 all the same,
+//     so the fleet admits that number rather than refuse everything. The
+//     bounds per algorithm are in package redis's documentation (Failover).
 //   - Allow ("allow"): every check admitted; availability over protection.
 //   - Deny ("deny"): every check refused until the breaker may ask the
 //     primary again; protection over availability.

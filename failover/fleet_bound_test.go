@@ -162,7 +162,7 @@ func TestAFleetAdmitsWithinTheStatedBoundAcrossAnOutage(t *testing.T) {
 }
 
 // Concurrency leases are never charged: the bound package redis states is
-// Q + n·⌊Q/n⌋ units in flight while the primary is out and for one lease
+// Q + n·max(⌊Q/n⌋, 1) units in flight while the primary is out and for one lease
 // time after it returns. Leases held on the primary before, taken locally
 // during the outage and asked for through the return period and after:
 // never more in flight than that.
@@ -200,10 +200,10 @@ func TestAFleetHoldsWithinTheStatedLeaseBoundAcrossAnOutage(t *testing.T) {
 		most = max(most, held)
 		fl.clk.Advance(step)
 	}
-	if bound := q + n*(q/n); most > bound {
+	if bound := q + n*max(q/n, 1); most > bound {
 		t.Errorf("%d leases in flight, bound %d (limit %d)", most, bound, q)
 	}
-	t.Logf("at most %d in flight (limit %d, bound %d)", most, q, q+n*(q/n))
+	t.Logf("at most %d in flight (limit %d, bound %d)", most, q, q+n*max(q/n, 1))
 }
 
 // The same attack on a sliding log, whose promise holds in every window

@@ -15,9 +15,10 @@ import (
 
 // Penalty puts a client that keeps being refused in a penalty box (a
 // mitigation timeout): after Refusals refusals within Within (refusals by
-// the global limits alone, a full service's, and by rules whose key held
+// the global limits alone, a full service's, by rules whose key held
 // nothing of the client's — only what every client shares, or the one
-// value FallbackShared gives requests without theirs — are not counted), every
+// value FallbackShared gives requests without theirs — and by concurrency
+// limits alone, whose Retry-After is a poll interval, are not counted), every
 // request of the client is refused for For, whatever its quota, with the
 // problem type ProblemPenalty and a Retry-After of the time left. The box
 // is kept in the store under the client's key, beside its limits, so every
@@ -437,9 +438,15 @@ func (v *validator) penalty(o *Options) {
 // those every client shares (host, route, rule, path, a path wildcard), not
 // replaced by the value FallbackShared gives every request without one. A
 // refusal by the global limits or such shared keys alone is not the
-// client's doing: others spent that quota.
+// client's doing: others spent that quota. Nor is a refusal by concurrency
+// limits alone: its Retry-After of a second is a poll interval (a slot
+// frees when a request ends), and a client polling as told while its own
+// requests run is not misbehaving.
 func (m *Middleware) clientsRefusal(res *Result) bool {
 	for _, name := range res.Decision.Violated {
+		if res.concurrencyNamed(name) {
+			continue
+		}
 		switch ru := res.ruleNamed(name); {
 		case ru != nil:
 			if j := slices.Index(res.matched, ru); j < 0 || res.sharedMask&(1<<j) == 0 {
@@ -447,6 +454,17 @@ func (m *Middleware) clientsRefusal(res *Result) bool {
 			}
 		case !m.isGlobal(name):
 			return true
+		}
+	}
+	return false
+}
+
+// concurrencyNamed reports whether the limit of res's checks named name
+// is a concurrency limit.
+func (res *Result) concurrencyNamed(name string) bool {
+	for _, c := range res.Checks {
+		if c.Limit.Name() == name {
+			return c.Limit.Algorithm() == sluice.AlgorithmConcurrency
 		}
 	}
 	return false

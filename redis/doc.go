@@ -253,16 +253,23 @@
 //     store on one client (RELIABILITY.md has the figures).
 //
 // The bounds, for a limit of Q per window W (a bucket: burst B) shared by n
-// instances under OnStoreError local, each instance's share ⌊Q/n⌋ (⌊B/n⌋):
+// instances under OnStoreError local, each instance's share
+// s = max(⌊Q/n⌋, 1) (a bucket's: max(⌊B/n⌋, 1)). From fresh states the n
+// shares together admit n·s per window (a bucket: a burst of n·s): at most
+// Q, but n when Q < n, whose shares are rounded up to 1 so that no limit
+// refuses everything while Redis is out (sluice check warns of such a
+// limit):
 //
 //   - Fixed window, sliding log, sliding counter: in the window in which
 //     Redis fails, at most Q plus Σ over instances of (Rᵢ − R)/n, where R is
 //     what Redis had left at the failure and Rᵢ what it last told instance
 //     i: the others' admissions that instance had not heard of, at most
 //     (n−1) shares (one share for two instances), a few units when every
-//     instance is busy on the key. In the window in which it returns, at
-//     most Q when every instance's probe succeeds within the return period
-//     of the first (the usual case: instances probe every OpenFor), else Q
+//     instance is busy on the key, and, when Q < n, up to n − Q more from
+//     the shares rounded up to 1. In each window wholly within the outage,
+//     at most n·s. In the window in which it returns, at most Q when every
+//     instance's probe succeeds within the return period of the first
+//     (the usual case: instances probe every OpenFor), else Q
 //     plus what a late instance admits locally after the others returned,
 //     at most its share. The sliding algorithms' windows are any (t−W, t];
 //     a sliding counter is charged in its current window.
@@ -272,7 +279,9 @@
 //   - Concurrency: not charged — a lease taken locally is given back to the
 //     local store, and one charged to Redis could not be given back before
 //     it expired. While Redis is out and for one lease time after it
-//     returns, at most Q + n·⌊Q/n⌋ units are in flight.
+//     returns, at most Q + n·s units are in flight: Q held on Redis, and
+//     each instance's share s taken locally (Concurrency(1) on 4
+//     instances: 5).
 //   - A call whose reply is lost (Redis ran it, and the caller's timeout
 //     passed first, or the connection dropped) is decided again by the
 //     failover, and what that decision admits is charged to Redis on top

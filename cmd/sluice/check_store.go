@@ -5,7 +5,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
 )
 
 // printStore says where decisions are kept and how sluice reaches Redis,
@@ -39,6 +41,42 @@ func printStore(w io.Writer, cfg *config.Config) {
 		parts = append(parts, lease)
 	}
 	fmt.Fprintf(w, "STORE  %s\n", strings.Join(parts, "; "))
+	for _, msg := range shareWarnings(cfg) {
+		fmt.Fprintln(w, "WARNING: "+msg)
+	}
+}
+
+// shareWarnings names each enforcing limit that instances deciding on
+// their own shares admit more of than the limit itself while Redis is
+// down (on_store_error: local): one below store.redis.instances (a
+// bucket's burst below it), whose shares are rounded up to 1 unit each
+// (see sluice.Limit.Scale and package redis's bounds).
+func shareWarnings(cfg *config.Config) []string {
+	r := cfg.Store.Redis
+	n := int64(r.Instances)
+	if cfg.Store.Type != "redis" || r.OnStoreError != "local" || n <= 1 {
+		return nil
+	}
+	return limitLines(cfg, func(where string, l sluice.Limit) string {
+		units, fleet := l.Burst(), n*l.Scale(1, n).Burst()
+		if l.Shadow() || fleet <= units {
+			return ""
+		}
+		what := "quantity"
+		switch l.Algorithm() {
+		case sluice.AlgorithmTokenBucket, sluice.AlgorithmLeakyBucket, sluice.AlgorithmGCRA:
+			what = "burst"
+		}
+		msg := fmt.Sprintf("%s (%s): %s %d is below store.redis.instances (%d): while Redis is down each instance decides by its share, at least 1, so together they admit ",
+			l.Name(), where, what, units, n)
+		switch {
+		case l.Algorithm() == sluice.AlgorithmConcurrency:
+			return msg + fmt.Sprintf("%d at once, not %d (%d with those Redis held)", fleet, units, units+fleet)
+		case what == "burst":
+			return msg + fmt.Sprintf("a burst of %d, not %d", fleet, units)
+		}
+		return msg + fmt.Sprintf("%d per %s, not %d", fleet, httplimit.WindowOf(l), units)
+	})
 }
 
 // leased reports whether some limit leases quota from r.
