@@ -193,7 +193,7 @@ func (s *Store) refund(ctx context.Context, token string, checks []sluice.Check,
 	for _, i := range idx {
 		rkeys = append(rkeys, resetKey(keys[i]))
 	}
-	msgs, err := s.scripts.refund.Exec(ctx, s.client, rkeys, args).ToArray()
+	msgs, err := s.exec(ctx, s.scripts.refund, rkeys, args).ToArray()
 	if err != nil {
 		return s.fail("refund script", err)
 	}

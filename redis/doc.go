@@ -109,7 +109,13 @@
 // without Redis (see Failover). A call's apply script carries only the families
 // its checks use, since Lua defines every function of a script on each
 // run. Scripts run with EVALSHA, falling back to EVAL when Redis does not
-// know them yet (NOSCRIPT).
+// know them yet (NOSCRIPT). While a Cluster slot moves between masters (a
+// reshard), Redis answers TRYAGAIN, without running it, to a script whose
+// keys are not all on the node asked (a key not written yet next to one
+// that exists); the store sends it again, after a wait of 1 ms doubling up
+// to 16 ms, until the move ends or the call's time is up, when the call
+// fails with that TRYAGAIN. No other error is sent again: a script whose
+// reply was lost may have run.
 //
 // The scripts reproduce Limit.Decide exactly, decision by decision. Lua's
 // numbers are doubles, exact for integers up to 2^53; sluice bounds its

@@ -71,7 +71,7 @@ func (s *Store) execApply(ctx context.Context, families int, keys, args []string
 // run whose writes fewer replicas than asked acknowledge is an error.
 func (s *Store) execScript(ctx context.Context, lua *rueidis.Lua, src, sha string, keys, args []string) ([]rueidis.RedisMessage, error) {
 	if s.durable == nil {
-		return lua.Exec(ctx, s.client, keys, args).ToArray()
+		return s.exec(ctx, lua, keys, args).ToArray()
 	}
 	d := s.durable
 	build := func(eval bool) []rueidis.Completed {

@@ -285,7 +285,7 @@ func (s *Store) giveBack(ctx context.Context, checks []sluice.Check, marks []str
 		for _, i := range group {
 			gk = append(gk, resetKey(keys[i]))
 		}
-		wg.Go(func() { results[j] = lua.Exec(ctx, s.client, gk, args) })
+		wg.Go(func() { results[j] = s.exec(ctx, lua, gk, args) })
 	}
 	wg.Wait()
 	var forgotten int64

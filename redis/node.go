@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -21,8 +22,12 @@ type slotMap struct {
 
 // Node returns the name of the Redis node that decides c: on a Cluster the
 // address ("host:port") of the master serving the slot of c's key, as the
-// store last learned it; otherwise the address of the server or of the
-// master Sentinel names. It is what failover.Options.Node asks for: Open's
+// store last learned it and as the client names its nodes (a master
+// CLUSTER SLOTS gives without a host, as under
+// cluster-preferred-endpoint-type unknown-endpoint, is the client's one
+// node on its port; a slot whose master's endpoint is unknown, "?", or
+// matches no such node, is on the node ""); otherwise the address of the
+// server or of the master Sentinel names. It is what failover.Options.Node asks for: Open's
 // store keeps a circuit breaker per node, so that the keys of healthy
 // masters stay on Redis while another is down.
 //
@@ -68,8 +73,15 @@ func (s *Store) refreshSlots(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return s.readSlots(msgs)
+}
+
+// readSlots stores the slot map of msgs, a reply to CLUSTER SLOTS, each
+// master named as the client names its nodes (see endpoint).
+func (s *Store) readSlots(msgs []rueidis.RedisMessage) error {
 	m := &slotMap{names: []string{""}}
 	index := map[string]uint16{"": 0}
+	var nodes []string // the client's, read at the first master without a host
 	for _, r := range msgs {
 		row, err := r.ToArray()
 		if err != nil || len(row) < 3 {
@@ -81,9 +93,12 @@ func (s *Store) refreshSlots(ctx context.Context) error {
 		if err1 != nil || err2 != nil || err3 != nil || len(master) < 2 || lo < 0 || hi >= slotCount || lo > hi {
 			return fmt.Errorf("CLUSTER SLOTS: unexpected row %v", r)
 		}
-		host, _ := master[0].ToString()
+		host, _ := master[0].ToString() // "" for NULL
 		port, _ := master[1].AsInt64()
-		addr := net.JoinHostPort(host, strconv.FormatInt(port, 10))
+		if host == "" && nodes == nil {
+			nodes = slices.Collect(maps.Keys(s.client.Nodes()))
+		}
+		addr := endpoint(host, port, nodes)
 		i, ok := index[addr]
 		if !ok {
 			i = uint16(len(m.names))
@@ -96,4 +111,32 @@ func (s *Store) refreshSlots(ctx context.Context) error {
 	}
 	s.slots.Store(m)
 	return nil
+}
+
+// endpoint returns the name of the node that CLUSTER SLOTS gives as host
+// and port, among nodes, the addresses of the client's nodes, so that Node
+// and isMaster name the nodes the client sends to: "host:port". A host ""
+// or NULL (cluster-preferred-endpoint-type unknown-endpoint, or a node
+// that does not know its own IP) means the host of the node asked, which
+// the client took from whichever node it asked (rueidis's parseEndpoint):
+// it is the one node of nodes on port, or none ("") when nodes has none or
+// several there. "?", an endpoint the node does not know, names none.
+func endpoint(host string, port int64, nodes []string) string {
+	p := strconv.FormatInt(port, 10)
+	switch host {
+	case "?":
+		return ""
+	case "":
+		name := ""
+		for _, addr := range nodes {
+			if _, q, err := net.SplitHostPort(addr); err == nil && q == p {
+				if name != "" {
+					return ""
+				}
+				name = addr
+			}
+		}
+		return name
+	}
+	return net.JoinHostPort(host, p)
 }

@@ -50,7 +50,7 @@ func (s *Store) stamped(ctx context.Context, script *rueidis.Lua, what string, c
 				gkeys = append(gkeys, resetKey(keys[g]))
 			}
 		}
-		if err := script.Exec(ctx, s.client, gkeys, args).Error(); err != nil {
+		if err := s.exec(ctx, script, gkeys, args).Error(); err != nil {
 			return s.fail(what, err)
 		}
 	}

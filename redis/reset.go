@@ -106,7 +106,7 @@ func (s *Store) reset(ctx context.Context, key string, limits []sluice.Limit) (i
 	results := make([]rueidis.RedisResult, len(runs))
 	var wg sync.WaitGroup
 	for j := range runs {
-		wg.Go(func() { results[j] = lua.Exec(ctx, s.client, runs[j].Keys, runs[j].Args) })
+		wg.Go(func() { results[j] = s.exec(ctx, lua, runs[j].Keys, runs[j].Args) })
 	}
 	wg.Wait()
 	total, at := 0, int64(math.MinInt64)

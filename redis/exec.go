@@ -1,0 +1,67 @@
+package redis
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// The waits between sends of a script Redis answered TRYAGAIN: the first,
+// doubling up to the longest.
+const (
+	tryAgainFirst = time.Millisecond
+	tryAgainMax   = 16 * time.Millisecond
+)
+
+// exec runs lua with keys and args as Lua.Exec does (EVALSHA, then EVAL on
+// NOSCRIPT), sending it again for as long as Redis answers TRYAGAIN and ctx
+// allows. Every script run of the store goes through it, except
+// execScript's runs followed by a WAIT, which never run on a Cluster.
+//
+// While a Cluster slot moves between masters (a reshard), Redis answers
+// TRYAGAIN to a command whose keys are not all on the node asked until the
+// move ends: for the store's scripts, any that declares a key not written
+// yet (a state's reset key, a charge id's key, a limit of a new subject)
+// next to one that exists. Redis answers so while routing the command,
+// before running it (getNodeByQuery, called by processCommand before
+// call); inside a running script, a key the node cannot serve fails the
+// script with "Script attempted to access a non local key", never with
+// TRYAGAIN. A script answered TRYAGAIN has therefore written nothing, and
+// sending it again cannot count anything twice. exec waits tryAgainFirst
+// before the second send, twice as long before each next one up to
+// tryAgainMax, and returns the last TRYAGAIN when ctx would end before the
+// next send. No other error is sent again: a script whose reply was lost
+// or came too late may have run.
+func (s *Store) exec(ctx context.Context, lua *rueidis.Lua, keys, args []string) rueidis.RedisResult {
+	r := lua.Exec(ctx, s.client, keys, args)
+	for wait := tryAgainFirst; isTryAgain(r.Error()); wait = min(2*wait, tryAgainMax) {
+		if !pause(ctx, wait) {
+			break
+		}
+		r = lua.Exec(ctx, s.client, keys, args)
+	}
+	return r
+}
+
+// isTryAgain reports whether err is Redis's TRYAGAIN reply.
+func isTryAgain(err error) bool {
+	e, ok := rueidis.IsRedisErr(err)
+	return ok && e.IsTryAgain()
+}
+
+// pause waits d and reports true, or reports false as soon as ctx ends,
+// and at once when ctx's deadline comes before d has passed.
+func pause(ctx context.Context, d time.Duration) bool {
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
