@@ -211,10 +211,10 @@ func (rr *ruleRoutes) takes(req *http.Request) bool {
 // takes reports whether the alternative takes req, a witness, whose path
 // is clean, without escapes or path parameters: by its methods (GET taking
 // HEAD, in any case), hosts and headers, and then by a reading of the
-// path that its paths match and neither its except_paths nor an entry of
-// exc with paths leave out: as it is, without a trailing slash, without a
-// format suffix under a pattern the suffix steps off; then those in lower
-// case against its patterns in lower case.
+// path (see witnessReadings) that its paths match (see pathsTake) and
+// that neither its except_paths nor an entry of exc with paths leave
+// out: one matches neither it nor a reading that respells it (see
+// leftOutReading), as httplimit's alt.leftOut.
 func (a *altRoutes) takes(req *http.Request, exc []exceptRoutes) bool {
 	if len(a.m.Methods) > 0 && !slices.ContainsFunc(a.m.Methods, func(m string) bool {
 		return strings.EqualFold(m, req.Method) || m == http.MethodGet && req.Method == http.MethodHead
@@ -229,40 +229,50 @@ func (a *altRoutes) takes(req *http.Request, exc []exceptRoutes) bool {
 			return false
 		}
 	}
-	p := req.URL.Path
-	return takesReading(req, p, &a.paths, &a.except, exc, false) ||
-		takesReading(req, strings.ToLower(p), &a.lowerPaths, &a.lowerExcepted, exc, true)
+	rs := witnessReadings(req.URL.Path)
+	var hit []bool
+	for _, rd := range rs {
+		hit = append(hit, a.excepts(req, rd, exc))
+	}
+	for i, rd := range rs {
+		if !leftOutReading(rs, hit, i) && a.pathsTake(rd) {
+			return true
+		}
+	}
+	return false
 }
 
-// takesReading reports whether paths take the path p of req, or p
-// without a trailing slash, or either without a format suffix where the
-// pattern it is routed to does not match it with the suffix (httplimit's
-// matchesUnformatted), a reading that except and the entries of exc with
-// paths (in lower case: lower) leave out not counting.
-func takesReading(req *http.Request, p string, paths, except *patternSet, exc []exceptRoutes, lower bool) bool {
-	taken := func(x string) bool {
-		if except.matchesAny(x) || slices.ContainsFunc(exc, func(e exceptRoutes) bool {
-			ps := &e.paths
-			if lower {
-				ps = &e.lower
-			}
-			return len(e.e.Paths) > 0 && exceptTakes(e.e, req) && ps.matchesAny(x)
-		}) {
-			return false
+// excepts reports whether the alternative's except_paths or the paths
+// of an entry of exc that takes req match the reading rd of req's path.
+func (a *altRoutes) excepts(req *http.Request, rd witnessReading, exc []exceptRoutes) bool {
+	lower := rd.flags&loweredWitness != 0
+	except := &a.except
+	if lower {
+		except = &a.lowerExcepted
+	}
+	return except.matchesAny(rd.path) || slices.ContainsFunc(exc, func(e exceptRoutes) bool {
+		ps := &e.paths
+		if lower {
+			ps = &e.lower
 		}
-		return len(paths.pats) == 0 || paths.matchesAny(x)
+		return len(e.e.Paths) > 0 && exceptTakes(e.e, req) && ps.matchesAny(rd.path)
+	})
+}
+
+// pathsTake reports whether the alternative's paths take the reading rd:
+// one matches it (any path, of an alternative of none), and, of a reading
+// without a format suffix, the pattern it is routed to does not match the
+// path with the suffix (httplimit's matchesUnformatted).
+func (a *altRoutes) pathsTake(rd witnessReading) bool {
+	paths := &a.paths
+	if rd.flags&loweredWitness != 0 {
+		paths = &a.lowerPaths
 	}
-	u, _ := routes.Unslashed(p)
-	if taken(p) || u != "" && taken(u) {
-		return true
+	if rd.flags&unformattedWitness == 0 {
+		return len(paths.pats) == 0 || paths.matchesAny(rd.path)
 	}
-	b := cmp.Or(u, p)
-	f, ok := routes.Unformatted(b)
-	if !ok || len(paths.pats) == 0 || !taken(f) {
-		return false
-	}
-	i, ok := paths.routed(f)
-	return ok && !paths.matches(i, b)
+	i, ok := paths.routed(rd.path)
+	return ok && !paths.matches(i, rd.from)
 }
 
 // exceptTakes reports whether e, an entry of a rule's Except, takes req

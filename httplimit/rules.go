@@ -42,7 +42,7 @@ type Rule struct {
 	// the escaped path's segments, each unescaped ("/files/a%2Fb" is the
 	// one segment "a/b" below /files). The rule applies when either reading
 	// is its (Paths match it, and neither ExceptPaths nor an entry of
-	// Except does), the decoded one tried first, then each reading
+	// Except leaves it out), the decoded one tried first, then each reading
 	// without its trailing slash ("/v1/login/" is the rule's of
 	// "/v1/login", as Express, Rails, Laravel and ASP.NET Core serve it),
 	// then the decoded path without its segments' path parameters
@@ -64,7 +64,16 @@ type Rule struct {
 	// whose path matches one of them is not the rule's, even where Paths
 	// matches it ("/v1/" except "/v1/health"). As a gateway applies the
 	// limits of one location or route to a request, a rule for a prefix
-	// can leave out the paths below it that are limited otherwise.
+	// can leave out the paths below it that are limited otherwise. A
+	// pattern leaves out each reading of the path (see Paths) that it
+	// matches, and each reading that one of those respells, as an
+	// upstream serves it and a plan's Costs charge it: "/v1/" except
+	// "/v1/bulk" leaves out /v1/bulk/, /v1/bulk;x, /v1/bulk.json and
+	// /V1/BULK too, but not /v1/bulkfoo or /v1/bulk/x. A reading that puts
+	// the path's segments otherwise (an escaped slash or dot segment,
+	// "/a/..;/b" without its parameters) respells none: the rule still
+	// applies where another reading is its ("/api/" except "/api/admin/"
+	// counts /api/admin/..%2Fsearch, decoded /api/search).
 	ExceptPaths []string
 	// Hosts are the host names matched, without port, in any case, with
 	// or without the root dot ("api.example.com." is api.example.com);
@@ -98,14 +107,14 @@ type Rule struct {
 	// the rule's); Hosts match a request's host in any case but only
 	// without a port or a trailing dot (a router that keeps them, as
 	// Envoy's domains do, routes "b.example:8080" and "b.example." to
-	// another virtual host); a header of Headers with a Value matches when
-	// the request carries it once, with that value (two field lines, read
-	// joined as "1,2" or "1,1", are the rule's); and Paths leave a reading
-	// of the path out as ExceptPaths do, so the rule applies when some
-	// reading is an alternative's and no entry's, and no spelling of a
-	// path (escaped, with a trailing slash, path parameters or another
-	// case) is left out unless each reading that an alternative matches
-	// is. An entry names at least one field, and has no ExceptPaths (no
+	// another virtual host); and a header of Headers with a Value matches
+	// when the request carries it once, with that value (two field lines,
+	// read joined as "1,2" or "1,1", are the rule's). Paths leave readings
+	// of the path out as ExceptPaths do, the respellings of the route they
+	// name included (a trailing slash, path parameters, a format suffix,
+	// another case), and the rule applies when some reading is an
+	// alternative's and left out by no entry. An entry names at least one
+	// field, and has no ExceptPaths (no
 	// nesting), which Validate checks. Nil: the rule leaves nothing out
 	// but by ExceptPaths.
 	Except []Match

@@ -21,13 +21,7 @@ func (m *Middleware) matchRules(f *requestFacts, res *Result) {
 		return
 	}
 	f.path = routes.CleanPath(f.r.URL.Path)
-	rd := pathReadings{p: f.path}
-	if twoReadings(f.r) {
-		rd.escaped = routes.CleanPath(f.r.URL.EscapedPath())
-	}
-	if p := withoutParams(f.path); p != f.path {
-		rd.plain = p
-	}
+	rd := newPathReadings(f.r, f.path)
 	plan := res.Identity.Plan.Name
 	for i, ru := range m.rules {
 		if !ru.appliesTo(plan) {

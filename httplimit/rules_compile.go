@@ -119,7 +119,7 @@ func canonicalHeaders(hs []HeaderMatch) []HeaderMatch {
 // in lower case; excPaths: some has paths; upperExc: some literal of
 // theirs has an upper-case letter).
 func compileAlt(mt *Match, first int, exc, lowerExc []exceptEntry, excPaths, upperExc bool) (alt, error) {
-	a := alt{methods: mt.Methods, first: first, exc: exc, upperLits: upperExc}
+	a := alt{methods: mt.Methods, first: first, exc: exc, upperLits: upperExc, exceptions: len(mt.ExceptPaths) > 0 || excPaths}
 	for _, s := range mt.Paths {
 		pp, err := parsePathPattern(s)
 		if err != nil {

@@ -3,7 +3,6 @@ package httplimit
 import (
 	"cmp"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/sluice-dev/sluice"
@@ -60,6 +59,9 @@ type alt struct {
 	// them has an upper-case letter.
 	lower     *alt
 	upperLits bool
+	// exceptions: the alternative has ExceptPaths, or exc an entry with
+	// paths (see alt.leftOut).
+	exceptions bool
 }
 
 // keyPart is one attribute of a rule's key.
@@ -78,11 +80,27 @@ type keyPart struct {
 // match (see rule.matches): p, decoded; escaped, when the path has
 // escapes, as ServeMux reads it; plain, when p has path parameters, p
 // without them (see withoutParams); and, once a rule asks for them, p and
-// plain in lower case.
+// plain in lower case. plainApart and escapedApart: plain, escaped, puts
+// the path's segments otherwise than p (see plainApart, escapedApart).
 type pathReadings struct {
-	p, escaped, plain string
-	lowered           bool
-	lp, lplain        string
+	p, escaped, plain        string
+	plainApart, escapedApart bool
+	lowered                  bool
+	lp, lplain               string
+}
+
+// newPathReadings returns the readings of the cleaned decoded path p of a
+// request whose path has escapes (twoReadings) or not.
+func newPathReadings(r *http.Request, p string) pathReadings {
+	rd := pathReadings{p: p}
+	if twoReadings(r) {
+		rd.escaped = routes.CleanPath(r.URL.EscapedPath())
+		rd.escapedApart = escapedApart(rd.escaped)
+	}
+	if plain := withoutParams(p); plain != p {
+		rd.plain, rd.plainApart = plain, plainApart(p)
+	}
+	return rd
 }
 
 // lower returns p and plain in lower case, lowering them once per request.
@@ -118,11 +136,12 @@ func (ru *rule) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, b
 // matches reports whether r is one of the alternative's requests, and
 // which of its patterns matched (-1 when it has none), recording the
 // pattern's wildcards in m. It applies when any reading of rd is its: its
-// Paths match it and its ExceptPaths do not. The decoded reading is tried
-// first, then the escaped one, then each without a trailing slash (see
-// unslashed), then plain, with and without its trailing slash, then the
-// decoded ones without a format suffix (see matchesUnformatted); last,
-// the decoded ones in lower case (see alt.lower).
+// Paths match it and its exceptions do not leave it out (see
+// alt.leftOut). The decoded reading is tried first, then the escaped one,
+// then each without a trailing slash (see unslashed), then plain, with
+// and without its trailing slash, then the decoded ones without a format
+// suffix (see matchesUnformatted); last, the decoded ones in lower case
+// (see alt.lower).
 func (a *alt) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, bool) {
 	if len(a.methods) > 0 && !methodMatches(a.methods, r.Method) {
 		return 0, false
@@ -135,39 +154,57 @@ func (a *alt) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, boo
 			return 0, false
 		}
 	}
-	if pat, ok := a.matchesReadings(r, rd.p, rd.escaped, rd.plain, m); ok || a.lower == nil {
+	lo := a.leftOut(r, rd)
+	if pat, ok := a.matchesReadings(rd.p, rd.escaped, rd.plain, 0, &lo, m); ok || a.lower == nil {
 		return pat, ok
 	}
-	lp, lplain := rd.lower()
-	if lp == rd.p && lplain == rd.plain && !a.upperLits {
-		return 0, false // the readings tried above, in the same case
+	lp, lplain, ok := a.lowered(rd)
+	if !ok {
+		return 0, false
 	}
-	return a.lower.matchesReadings(r, lp, "", lplain, m)
+	return a.lower.matchesReadings(lp, "", lplain, readLowered, &lo, m)
+}
+
+// lowered returns rd's decoded readings in lower case, p and plain, and
+// whether the alternative's patterns in lower case are to be tried on
+// them: they or the patterns differ from those in their own case.
+func (a *alt) lowered(rd *pathReadings) (lp, lplain string, ok bool) {
+	lp, lplain = rd.lower()
+	return lp, lplain, lp != rd.p || lplain != rd.plain || a.upperLits
 }
 
 // matchesReadings is matches for the decoded path p, the escaped path
 // escaped ("" for none) and p without its parameters plain ("" for
 // none), each with and without a trailing slash, of r; last, p and plain
 // without a trailing slash and then without a format suffix (see
-// matchesUnformatted).
-func (a *alt) matchesReadings(r *http.Request, p, escaped, plain string, m *pathMatch) (int, bool) {
+// matchesUnformatted). A reading of flags base and its own that lo holds
+// is not tried.
+func (a *alt) matchesReadings(p, escaped, plain string, base readingFlags, lo *leftOut, m *pathMatch) (int, bool) {
 	u, _ := unslashed(p)
 	ue, _ := unslashed(escaped)
 	up, _ := unslashed(plain)
 	readings := [...]struct {
 		path    string
 		escaped bool
-	}{{p, false}, {escaped, true}, {u, false}, {ue, true}, {plain, false}, {up, false}}
+		f       readingFlags
+	}{{p, false, 0}, {escaped, true, 0}, {u, false, readUnslashed}, {ue, true, readUnslashed},
+		{plain, false, readPlain}, {up, false, readPlain | readUnslashed}}
 	for _, rd := range readings {
-		if rd.path == "" {
+		if rd.path == "" || lo.has(rd.escaped, base|rd.f) {
 			continue
 		}
-		if pat, ok := a.matchesPath(r, rd.path, rd.escaped, m); ok {
+		if pat, ok := a.matchesPath(rd.path, rd.escaped, m); ok {
 			return pat, ok
 		}
 	}
-	for _, b := range [...]string{cmp.Or(u, p), cmp.Or(up, plain)} {
-		if pat, ok := a.matchesUnformatted(r, b, m); ok {
+	for _, b := range [...]struct {
+		path string
+		f    readingFlags
+	}{{cmp.Or(u, p), 0}, {cmp.Or(up, plain), readPlain}} {
+		if lo.has(false, base|b.f|readUnslashed|readUnformatted) {
+			continue
+		}
+		if pat, ok := a.matchesUnformatted(b.path, m); ok {
 			return pat, ok
 		}
 	}
@@ -178,14 +215,14 @@ func (a *alt) matchesReadings(r *http.Request, p, escaped, plain string, m *path
 // format suffix (see unformatted), where the pattern it matches is one
 // that the suffix steps off: a pattern that b matches as well ("/v1/",
 // "/v1/{name}", or none: any path) weighed b already, so that the reading
-// gains no request an ExceptPaths or Except entry leaves out as it is
-// written ("/" except "/favicon.ico").
-func (a *alt) matchesUnformatted(r *http.Request, b string, m *pathMatch) (int, bool) {
+// gains no request but those of a pattern naming the path without its
+// suffix ("/v1/login" of /v1/login.json).
+func (a *alt) matchesUnformatted(b string, m *pathMatch) (int, bool) {
 	f, ok := unformatted(b)
 	if !ok {
 		return 0, false
 	}
-	pat, ok := a.matchesPath(r, f, false, m)
+	pat, ok := a.matchesPath(f, false, m)
 	if !ok || pat < 0 {
 		return 0, false
 	}
@@ -209,18 +246,12 @@ func unslashed(p string) (string, bool) { return routes.Unslashed(p) }
 func unformatted(p string) (string, bool) { return routes.Unformatted(p) }
 
 // matchesPath reports whether the cleaned path p, escaped or not (see
-// pathPattern.match), a reading of r's, is the alternative's, and which
-// of its patterns matched (-1 when it has none): of several, the most
-// specific, which ServeMux would route p to (see
-// pathPattern.moreSpecific), the first of those that no other is more
-// specific than.
-func (a *alt) matchesPath(r *http.Request, p string, escaped bool, m *pathMatch) (int, bool) {
-	if len(a.except) > 0 && a.excepted(p, escaped) {
-		return 0, false
-	}
-	if len(a.exc) > 0 && exceptedBy(a.exc, r, p, escaped) {
-		return 0, false
-	}
+// pathPattern.match), a reading of a request's path, matches the
+// alternative's Paths, and which of its patterns matched (-1 when it has
+// none): of several, the most specific, which ServeMux would route p to
+// (see pathPattern.moreSpecific), the first of those that no other is
+// more specific than.
+func (a *alt) matchesPath(p string, escaped bool, m *pathMatch) (int, bool) {
 	if len(a.paths) == 0 {
 		return -1, true
 	}
@@ -246,64 +277,6 @@ func (a *alt) matchesPath(r *http.Request, p string, escaped bool, m *pathMatch)
 // appliesTo reports whether the rule applies to clients of the plan of
 // that name.
 func (ru *rule) appliesTo(plan string) bool { return plansInclude(ru.plans, plan) }
-
-// excepted reports whether one of the alternative's ExceptPaths matches
-// the cleaned path p, escaped or not.
-func (a *alt) excepted(p string, escaped bool) bool {
-	var m pathMatch // its wildcards are not read
-	for i := range a.except {
-		if a.except[i].match(p, escaped, &m) {
-			return true
-		}
-	}
-	return false
-}
-
-// exceptEntry is one entry of a Rule's Except, compiled.
-type exceptEntry struct {
-	methods []string // as written
-	hosts   []string // as alt's
-	headers []HeaderMatch
-	paths   []pathPattern // empty: any path
-}
-
-// takes reports whether the entry's methods, hosts and headers match r
-// (its paths are the caller's): methods as written, a host without port
-// or trailing dot, each header with a value carried once with it.
-func (e *exceptEntry) takes(r *http.Request) bool {
-	if len(e.methods) > 0 && !slices.Contains(e.methods, r.Method) {
-		return false
-	}
-	if len(e.hosts) > 0 && (strings.ContainsAny(r.Host, ":[") || strings.HasSuffix(r.Host, ".") || !hostMatches(e.hosts, r.Host)) {
-		return false
-	}
-	for i := range e.headers {
-		hm := &e.headers[i]
-		vs, ok := r.Header[hm.Name]
-		if !ok || hm.Value != "" && (len(vs) != 1 || vs[0] != hm.Value) {
-			return false
-		}
-	}
-	return true
-}
-
-// exceptedBy reports whether an entry of exc with paths takes r and
-// matches the cleaned path p, a reading of r's path, escaped or not.
-func exceptedBy(exc []exceptEntry, r *http.Request, p string, escaped bool) bool {
-	var m pathMatch // its wildcards are not read
-	for i := range exc {
-		e := &exc[i]
-		if len(e.paths) == 0 || !e.takes(r) {
-			continue
-		}
-		for j := range e.paths {
-			if e.paths[j].match(p, escaped, &m) {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 // methodMatches reports whether method is one of methods, in any case (GET
 // also matching HEAD): an upstream that folds the case of a method (Django
