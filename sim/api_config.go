@@ -155,7 +155,7 @@ func limitYAML(b *strings.Builder, indent string, l LimitDesign, shadow bool, st
 	fmt.Fprintf(b, "%squantity: %d", in, rec.Quantity)
 	switch {
 	case rec.PerInstance && rec.Burst > 0 && l.Precision != PrecisionLoose:
-		fmt.Fprintf(b, "   # per instance: %d + burst %d = %d in any window, within the stated ÷ %d instances", rec.Quantity, rec.Burst, rec.Quantity+rec.Burst, instances)
+		fmt.Fprintf(b, "   # per instance: %d + burst %d − 1 = %d in any window, within the stated ÷ %d instances", rec.Quantity, rec.Burst, bucketWorst(rec.Quantity, rec.Burst), instances)
 	case rec.PerInstance:
 		fmt.Fprintf(b, "   # per instance: ÷ %d instances", instances)
 	}

@@ -206,8 +206,8 @@ endpoints:
   - {route: "POST /api/generate", cost: 10}
 `)
 	rec := a.Plans[0].Limits[0].Rec()
-	if rec.Burst != 10 || rec.Quantity != 10 {
-		t.Errorf("recommended %+v, want a burst of 10 (the cost) refilled at 10", rec)
+	if rec.Burst != 10 || rec.Quantity != 11 {
+		t.Errorf("recommended %+v, want a burst of 10 (the cost) refilled at 11", rec)
 	}
 	if len(a.Warnings) == 0 || !strings.Contains(a.Markdown, "the burst is raised to 10") {
 		t.Errorf("the analysis does not say the burst was raised: %v", a.Warnings)

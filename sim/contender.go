@@ -15,7 +15,7 @@ type Contender struct {
 	// name (e.g. "gcra"). Labels must be unique within a Config.
 	Label string
 	// Limit is the limit under test. Its quantity and window may differ
-	// from the Config's (the designer tries a GCRA of Q-B per W with burst
+	// from the Config's (the designer tries a GCRA of Q−B+1 per W with burst
 	// B against a requirement of Q per W).
 	Limit sluice.Limit
 }

@@ -201,12 +201,10 @@ func recommend(req Requirements, rt rate) (Recommendation, error) {
 				"a sliding window of %s would never be whole again at the %v's start, and its exact log would keep up to %s per key.",
 			q, rt.period, rt.period, periodStartText(rt), rt.period, periodLengthText(rt.period), rt.period, q, rt.period, rt.span(), rt.period, plural(q, "entry")))
 	case smoothing(req, q) && req.Precision != PrecisionLoose:
-		// A bucket of B refilled at (Q-B)/W admits at most B + (Q-B) = Q in
-		// any window, with bursts of at most B.
-		rec.Algorithm, rec.Quantity, rec.Burst = "gcra", q-req.Burst, req.Burst
+		rec.Algorithm, rec.Quantity, rec.Burst = "gcra", splitRate(q, req.Burst), req.Burst
 		rec.Reasons = append(rec.Reasons, fmt.Sprintf(
-			"Bursts must stay within %d and no window of %s may admit more than %d: a GCRA bucket of %d refilled at %d per %s admits at most %d + %d = %d in any window.",
-			req.Burst, FormatDuration(w), q, req.Burst, q-req.Burst, FormatDuration(w), req.Burst, q-req.Burst, q))
+			"Bursts must stay within %d and no window of %s may admit more than %d: a GCRA bucket of %d refilled at %d per %s admits at most %d + %d − 1 = %d in any window (its first admission and its last are less than a window apart, and fewer than %d refill between them).",
+			req.Burst, FormatDuration(w), q, req.Burst, rec.Quantity, FormatDuration(w), req.Burst, rec.Quantity, bucketWorst(rec.Quantity, req.Burst), rec.Quantity))
 	case smoothing(req, q):
 		rec.Algorithm, rec.Burst = "gcra", req.Burst
 		rec.Reasons = append(rec.Reasons, fmt.Sprintf(
@@ -220,18 +218,16 @@ func recommend(req Requirements, rt rate) (Recommendation, error) {
 	case req.Precision != PrecisionLoose:
 		// The burst is the headroom of the split: strict keeps half the
 		// quantity for bursts, approximate a tenth (a sustained rate of
-		// 90% of the quantity). Either way B + (Q-B) = Q bounds every window.
+		// about 90% of the quantity). Either way the rate is splitRate's,
+		// and no window sees more than the quantity.
 		part := max(q/2, 1)
 		if req.Precision == PrecisionApproximate {
 			part = max(q/10, 1)
 		}
-		if part = max(part, req.minCapacity); part >= q && q > 1 {
+		if part = max(part, req.minCapacity); part > q {
 			return rec, fieldErrorf("rate", "a request may cost %d, too much for a bucket that keeps every window of %s within %d: raise the quantity or lower the cost", req.minCapacity, FormatDuration(w), q)
 		}
-		rec.Algorithm, rec.Quantity, rec.Burst = "gcra", q-part, part
-		if q == 1 {
-			rec.Quantity, rec.Burst = 1, 1
-		}
+		rec.Algorithm, rec.Quantity, rec.Burst = "gcra", splitRate(q, part), part
 		logTooBig := fmt.Sprintf("an exact log would keep %s per key, more than the %d %s precision keeps in one key's log",
 			plural(q, "entry"), maxEntries, req.Precision)
 		if q <= maxEntries {
@@ -240,11 +236,16 @@ func recommend(req Requirements, rt rate) (Recommendation, error) {
 		}
 		rec.Reasons = append(rec.Reasons, fmt.Sprintf(
 			"No window of %s may admit more than %d, but %s: a GCRA bucket of %d refilled at %d per %s never admits more than %d in any window, in 16 bytes per key.",
-			FormatDuration(w), q, logTooBig, rec.Burst, rec.Quantity, FormatDuration(w), rec.Quantity+rec.Burst))
+			FormatDuration(w), q, logTooBig, rec.Burst, rec.Quantity, FormatDuration(w), bucketWorst(rec.Quantity, rec.Burst)))
 	default:
 		rec.Algorithm = "fixed-window"
 		rec.Reasons = append(rec.Reasons,
 			"Loose precision: the fixed window is the simplest limit to explain (the quota resets at the top of each window) and the cheapest to keep, 16 bytes per key; you accept up to twice the quantity across a boundary.")
+	}
+	if rec.Algorithm == "gcra" && req.Precision != PrecisionLoose {
+		if err := rec.exactRate("The bucket's quantity"); err != nil {
+			return rec, fieldErrorf("rate", "%s: %w", req.Rate, err)
+		}
 	}
 	l, err := rec.limit()
 	if err != nil {
@@ -299,19 +300,20 @@ func recommend(req Requirements, rt rate) (Recommendation, error) {
 // that way is an error that names the shared store which holds it.
 func (rec *Recommendation) divide(req Requirements, q int64, w time.Duration) error {
 	n, need := int64(req.Instances), max(req.minCapacity, 1)
+	split := rec.Burst > 0 && req.Precision != PrecisionLoose
 	whole := rec.Quantity
-	if rec.Burst > 0 && req.Precision != PrecisionLoose {
-		whole = q // a split bucket: burst + quantity bound every window
+	if split {
+		whole = q // a split bucket: bucketWorst bounds every window
 	}
 	quantity, burst := rec.Quantity/n, int64(0)
 	if rec.Burst > 0 {
 		burst = max(rec.Burst/n, need)
-		if req.Precision != PrecisionLoose {
-			quantity = min(quantity, whole/n-burst)
-		}
+	}
+	if split {
+		quantity = min(quantity, splitRate(whole/n, burst))
 	}
 	least := need // the smallest share that admits anything
-	if rec.Burst > 0 {
+	if rec.Burst > 0 && !split {
 		least = need + 1 // a burst of the costliest request and a rate of 1
 	}
 	if quantity < 1 || (rec.Burst == 0 && quantity < need) {
@@ -320,7 +322,7 @@ func (rec *Recommendation) divide(req Requirements, q int64, w time.Duration) er
 	}
 	rec.sharedQuantity, rec.sharedBurst = rec.Quantity, rec.Burst
 	rec.PerInstance, rec.Quantity, rec.Burst = true, quantity, burst
-	if err := rec.exactShare(); err != nil {
+	if err := rec.exactRate("Each instance's quantity"); err != nil {
 		return fieldErrorf("instances", "%d per %s cannot be divided between %d instances that each keep their own count in memory: %v; use store: redis (or auto), which keeps one count for every instance",
 			rec.sharedQuantity, FormatDuration(w), n, err)
 	}
@@ -330,30 +332,43 @@ func (rec *Recommendation) divide(req Requirements, q int64, w time.Duration) er
 	return nil
 }
 
-// maxShareRounding bounds how far exactShare lowers a share's quantity.
-const maxShareRounding = 1024
+// splitRate is the rate per window of a bucket of burst that admits at most
+// q in any window, and the most that does: q − burst + 1 (see bucketWorst).
+// It is at least 1 for a burst of at most q.
+func splitRate(q, burst int64) int64 { return q - burst + 1 }
 
-// exactShare lowers the quantity of rec, an instance's share of a bucket,
-// to the largest at most maxShareRounding below it that the bucket can
-// keep exact (a rate of Q per W whose burst × W/gcd(W, Q) fits the
-// algorithms' ticks), saying so in its reasons, or returns why none can.
-// A share that is exact as divided is left as it is.
-func (rec *Recommendation) exactShare() error {
+// bucketWorst is the most a bucket of burst refilled at rate per window W
+// admits in any span (t−W, t]: burst + rate − 1. Less than W passes between
+// the first admission in the span and the last, in which less than rate
+// refill, and admissions are whole; a client that takes the burst at once
+// and then each unit as it refills reaches it.
+func bucketWorst(rate, burst int64) int64 { return burst + rate - 1 }
+
+// maxRateRounding bounds how far exactRate lowers a bucket's quantity.
+const maxRateRounding = 1024
+
+// exactRate lowers the quantity of rec, a bucket whose rate the designer
+// chose (a split of the stated quantity, or an instance's share of it), to
+// the largest at most maxRateRounding below it that the bucket can keep
+// exact (a rate of Q per W whose burst × W/gcd(W, Q) fits the algorithms'
+// ticks), saying so in its reasons with whose ("Each instance's quantity"),
+// or returns why none can. A rate that is exact as chosen is left as it is.
+func (rec *Recommendation) exactRate(whose string) error {
 	_, err := rec.limit()
 	if err == nil {
 		return nil
 	}
-	divided := rec.Quantity
-	for q := divided - 1; q >= 1 && q >= divided-maxShareRounding; q-- {
+	chosen := rec.Quantity
+	for q := chosen - 1; q >= 1 && q >= chosen-maxRateRounding; q-- {
 		rec.Quantity = q
 		if _, err := rec.limit(); err == nil {
 			rec.Reasons = append(rec.Reasons, fmt.Sprintf(
-				"Each instance's quantity is %d, not %d: a bucket refilled at %d per %s could not be kept exact in integer time; %d can.",
-				q, divided, divided, FormatDuration(rec.Window.D()), q))
+				"%s is %d, not %d: a bucket refilled at %d per %s could not be kept exact in integer time; %d can.",
+				whose, q, chosen, chosen, FormatDuration(rec.Window.D()), q))
 			return nil
 		}
 	}
-	rec.Quantity = divided
+	rec.Quantity = chosen
 	return err
 }
 
@@ -464,7 +479,7 @@ func (a *Analysis) simulate(ctx context.Context, rt rate) error {
 			rb = rec.sharedBurst
 		}
 		rb = max(int64(math.Round(float64(rb)/s.Factor)), 1)
-		rq = max(s.Quantity-rb, 1)
+		rq = splitRate(s.Quantity, rb)
 	}
 	recLimit, err := sim.withQuantity(rq).limit(alg, rb, 0)
 	if err != nil {

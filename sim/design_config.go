@@ -35,7 +35,7 @@ func configYAML(req Requirements, rec Recommendation) string {
 	fmt.Fprintf(&b, "        quantity: %d", rec.Quantity)
 	switch {
 	case rec.PerInstance && rec.Burst > 0 && req.Precision != PrecisionLoose:
-		fmt.Fprintf(&b, "   # per instance: %d + burst %d = %d in any window, within %s ÷ %d instances", rec.Quantity, rec.Burst, rec.Quantity+rec.Burst, req.Rate, req.Instances)
+		fmt.Fprintf(&b, "   # per instance: %d + burst %d − 1 = %d in any window, within %s ÷ %d instances", rec.Quantity, rec.Burst, bucketWorst(rec.Quantity, rec.Burst), req.Rate, req.Instances)
 	case rec.PerInstance:
 		fmt.Fprintf(&b, "   # per instance: %s ÷ %d instances", req.Rate, req.Instances)
 	}

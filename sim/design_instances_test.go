@@ -13,12 +13,12 @@ import (
 
 // windowBound is the most one limit admits for one key in any span
 // (t-W, t], from the algorithms' documented promises: a sliding log or a
-// fixed window's quantity per aligned window, a bucket's burst plus its
-// refill over W.
+// fixed window's quantity per aligned window, a bucket's burst plus what
+// refills in less than W (bucketWorst).
 func windowBound(l sluice.Limit) int64 {
 	switch l.Algorithm() {
 	case sluice.AlgorithmGCRA, sluice.AlgorithmTokenBucket, sluice.AlgorithmLeakyBucket:
-		return l.Burst() + l.Quantity()
+		return bucketWorst(l.Quantity(), l.Burst())
 	}
 	return l.Quantity()
 }

@@ -106,8 +106,8 @@ func storeReason(req Requirements, rec Recommendation) string {
 		return "Redis keeps the state outside the process, so it survives restarts and deploys, and more instances can join later."
 	case rec.PerInstance:
 		share, whole, as := rec.Quantity, rec.sharedQuantity, ""
-		if rec.Burst > 0 && req.Precision != PrecisionLoose { // a split bucket: burst + quantity bound every window
-			share, whole = share+rec.Burst, whole+rec.sharedBurst
+		if rec.Burst > 0 && req.Precision != PrecisionLoose { // a split bucket: bucketWorst bounds every window
+			share, whole = bucketWorst(share, rec.Burst), bucketWorst(whole, rec.sharedBurst)
 			as = fmt.Sprintf(", as quantity: %d and burst: %d, which together bound any window", rec.Quantity, rec.Burst)
 		}
 		return fmt.Sprintf("Each instance keeps its own count, so each is configured with 1/%d of the quota (%d of %d)%s: the total is right only as far as your load balancer spreads each key's requests evenly.",
@@ -280,6 +280,8 @@ func (a *Analysis) tradeOffs(rt rate) []string {
 		return append(a.calendarTradeOffs(rt), a.storeTradeOffs(rt)...)
 	}
 	switch {
+	case rec.Algorithm == "gcra" && req.Precision != PrecisionLoose && rec.Quantity == q:
+		// A burst of 1: the bucket spaces requests evenly at the full rate.
 	case rec.Algorithm == "gcra" && req.Precision != PrecisionLoose:
 		out = append(out, fmt.Sprintf("The sustained rate is %d per %s, not %d: the bucket's %d are the headroom that keeps every window within %d. "+
 			"If clients need the full %d sustained with bursts of at most %d, use two limits in the plan — gcra %d/%s burst %d and sliding-window-log %d/%s — which sluice admits together or not at all, at the log's memory cost.",

@@ -26,7 +26,7 @@ func TestDesignPerInstanceShareNamesTheConfiguredQuantityAndBurst(t *testing.T) 
 		t.Errorf("the configuration holds %v; the analysis says %q, which does not name %q", l, sentence, want)
 	}
 	comment := regexp.MustCompile(`quantity: \d+ +#.*`).FindString(a.Config)
-	if want := fmt.Sprintf("%d + burst %d = %d", l.Quantity(), l.Burst(), l.Quantity()+l.Burst()); !strings.Contains(comment, want) {
+	if want := fmt.Sprintf("%d + burst %d − 1 = %d", l.Quantity(), l.Burst(), bucketWorst(l.Quantity(), l.Burst())); !strings.Contains(comment, want) {
 		t.Errorf("the configuration's comment %q does not say %q", comment, want)
 	}
 }
@@ -41,7 +41,7 @@ func TestDesignAPIPerInstanceShareNamesTheConfiguredQuantityAndBurst(t *testing.
 	}
 	l := cfg.Policy.Plan("basic").Limits[0]
 	comment := regexp.MustCompile(`quantity: \d+ +#.*`).FindString(a.Config)
-	if want := fmt.Sprintf("%d + burst %d = %d", l.Quantity(), l.Burst(), l.Quantity()+l.Burst()); l.Burst() == 0 || !strings.Contains(comment, want) {
+	if want := fmt.Sprintf("%d + burst %d − 1 = %d", l.Quantity(), l.Burst(), bucketWorst(l.Quantity(), l.Burst())); l.Burst() == 0 || !strings.Contains(comment, want) {
 		t.Errorf("the configuration holds %v; its comment %q does not say %q", l, comment, want)
 	}
 }

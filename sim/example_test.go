@@ -40,7 +40,7 @@ func ExampleDesign() {
 	fmt.Printf("%s %d per %s, burst %d, %s store\n", r.Algorithm, r.Quantity, r.Window, r.Burst, r.Store)
 	fmt.Print(a.Config)
 	// Output:
-	// gcra 80 per 1m, burst 20, memory store
+	// gcra 81 per 1m, burst 20, memory store
 	// # sluice configuration written by `sluice design` for 100/1m per key (precision strict, 1000 keys, 1 instance).
 	// store:
 	//   type: memory
@@ -51,7 +51,7 @@ func ExampleDesign() {
 	//     limits:
 	//       - name: per-minute
 	//         algorithm: gcra
-	//         quantity: 80
+	//         quantity: 81
 	//         window: 1m
 	//         burst: 20
 	// default_plan: default

@@ -100,7 +100,7 @@ func TestRunDecidesWithTheRealAlgorithms(t *testing.T) {
 
 // The bucket algorithms promise at most burst + ⌊d·Q/W⌋ in any span d; the
 // measured worst window must respect it, and the designer's strict GCRA
-// (quantity Q-B, burst B) must stay within Q.
+// (quantity Q-B+1, burst B) must stay within Q.
 func TestWorstWindowsKeepEachAlgorithmsPromise(t *testing.T) {
 	for _, p := range []string{PatternSteady, PatternSpike, PatternDiurnal, PatternManyKeys} {
 		res := simulate(t, Request{Pattern: &Pattern{Name: p, Seed: 3}, Limit: "60/10s", Burst: 15, MaxWait: new(Duration)})
@@ -116,9 +116,9 @@ func TestWorstWindowsKeepEachAlgorithmsPromise(t *testing.T) {
 				t.Errorf("%s, %s: worst window %d above its promise %d", p, a.Label, a.WorstWindow, bound)
 			}
 		}
-		strict := simulate(t, Request{Pattern: &Pattern{Name: p, Seed: 3}, Limit: "45/10s", Burst: 15, Reference: "60/10s", Algorithms: []string{"gcra"}})
+		strict := simulate(t, Request{Pattern: &Pattern{Name: p, Seed: 3}, Limit: "46/10s", Burst: 15, Reference: "60/10s", Algorithms: []string{"gcra"}})
 		if g := strict.Algorithms[0]; g.WorstWindow > 60 {
-			t.Errorf("%s: gcra 45/10s burst 15 admitted %d in one window, above 60", p, g.WorstWindow)
+			t.Errorf("%s: gcra 46/10s burst 15 admitted %d in one window, above 60", p, g.WorstWindow)
 		}
 	}
 }

@@ -32,15 +32,16 @@ type Request struct {
 	// configuration's zone and starts do (see Requirements.Zone): Zone is
 	// UTC (default) or a fixed offset ("+09:00"), Starts a weekday for a
 	// week or a day from 1 to 28 for a month. With a rate per day, Zone
-	// makes it the calendar day of that zone. They apply to Reference too
-	// when it is a calendar rate, and to nothing else.
+	// makes it the calendar day of that zone. They apply to Reference as to
+	// Limit: to a calendar rate and, with a Zone, to a rate per day; to
+	// nothing else.
 	Zone   string `json:"zone,omitempty"`
 	Starts Starts `json:"starts,omitempty"`
 	// Reference is the requirement every algorithm is measured against
 	// (worst windows, decisions of the exact log) and that a pattern's
 	// defaults are derived from, as ParseRate reads it; empty means Limit.
 	// Set it to compare limits tuned below a requirement, e.g. a GCRA of
-	// 80/1m burst 20 against 100/1m.
+	// 81/1m burst 20 against 100/1m.
 	Reference string `json:"reference,omitempty"`
 	// Burst is the bucket algorithms' capacity; 0 means the quantity.
 	Burst int64 `json:"burst,omitempty"`
@@ -178,6 +179,18 @@ type prepared struct {
 	retry   RetryPolicy // the pattern's
 }
 
+// reference reads req.Reference as calendarOf reads the limit, Zone and
+// Starts applying to a calendar rate and, with a Zone, to a rate per 24h
+// (then the calendar day of that zone, which refuses Starts as the limit
+// does); a reference of any other window is read as written, unshifted.
+func (req Request) reference() (rate, error) {
+	ref, err := parseRate(req.Reference)
+	if err != nil || (!ref.calendar() && (req.Zone == "" || ref.w != 24*time.Hour)) {
+		return ref, err
+	}
+	return calendarOf(req.Reference, req.Zone, req.Starts)
+}
+
 // prepare parses and checks req's parameters, and a pattern's expected
 // size against req.MaxArrivals.
 func (req Request) prepare() (*prepared, error) {
@@ -188,10 +201,7 @@ func (req Request) prepare() (*prepared, error) {
 	q, w := lim.q, lim.w
 	pl := &prepared{lim: lim, ref: lim}
 	if req.Reference != "" {
-		if pl.ref, err = parseRate(req.Reference); err == nil && pl.ref.calendar() {
-			pl.ref, err = calendarOf(req.Reference, req.Zone, req.Starts)
-		}
-		if err != nil {
+		if pl.ref, err = req.reference(); err != nil {
 			return nil, fmt.Errorf("reference: %w", err)
 		}
 	}

@@ -31,11 +31,11 @@ func TestDesignWritesAnAnalysisAndAValidConfig(t *testing.T) {
 	}
 	plan := cfg.Policy.Plan(cfg.Policy.DefaultPlan)
 	if cfg.Store.Type != "redis" || cfg.Store.Redis.Instances != 3 || !slices.Equal(cfg.Store.Redis.Addresses, []string{"10.0.0.1:6379"}) ||
-		plan == nil || plan.Limits[0].String() != "per-minute: gcra 80 per 1m0s burst 20" {
+		plan == nil || plan.Limits[0].String() != "per-minute: gcra 81 per 1m0s burst 20" {
 		t.Fatalf("loaded store %+v, plan %+v", cfg.Store, plan)
 	}
 	md, _ := os.ReadFile(mdFile)
-	for _, want := range []string{"**gcra, 80 per 1m, burst 20**, in a Redis store (standalone) shared by 3 instances",
+	for _, want := range []string{"**gcra, 81 per 1m, burst 20**, in a Redis store (standalone) shared by 3 instances",
 		"never above the limit", "| fixed-window | 200 (+100%)", "## Trade-offs", "## Next steps", "```yaml"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("analysis lacks %q", want)
