@@ -4,8 +4,9 @@ import "github.com/sluice-dev/sluice"
 
 // Direct reports whether the primary alone may decide checks now, as Apply
 // would let it: the breaker of every node of theirs is closed, none of
-// those nodes is returning to the primary (see Store), nor was for as
-// long as a return call may still be charging, and this instance owes
+// those nodes is returning to the primary (see Store), for all its keys
+// or for those of the checks' limits, nor was for as long as a return
+// call may still be charging, and this instance owes
 // the primary nothing on their keys. A caller that reaches the primary around the Store — redis.Leased
 // takes quota from Redis directly — asks first, and when Direct is false
 // goes through Apply instead, which charges what is owed before the
@@ -39,7 +40,35 @@ func (f *Store) Direct(checks []sluice.Check) bool {
 			return false
 		}
 	}
+	if recovering && !f.marksDirect(checks) {
+		return false
+	}
 	return !owing || !f.ledger.owesAny(checks)
+}
+
+// marksDirect reports whether no mark of the limits of checks (see mark)
+// keeps them from the primary alone: none fell back, none is returning,
+// nor was for as long as a return call may still be charging.
+func (f *Store) marksDirect(checks []sluice.Check) bool {
+	for i := range checks {
+		c := &checks[i]
+		name := ""
+		if f.nodeOf != nil {
+			name = f.nodeOf(c)
+		}
+		n := f.nodes.lookup(name)
+		if n == nil {
+			continue
+		}
+		k := n.marks.lookup(c.Limit.ID())
+		if k == nil {
+			continue
+		}
+		if until := k.returnUntil.Load(); k.fellBack.Load() || until != 0 && f.elapsed() < until+int64(f.chargeBound()) {
+			return false
+		}
+	}
+	return true
 }
 
 // lookup returns the node called name, or nil if none was made.

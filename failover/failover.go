@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -96,7 +97,9 @@ type Options struct {
 	// check (for Redis: the master serving its key's slot in a Cluster, the
 	// master's address otherwise). The Store keeps a circuit breaker per
 	// node, so that the keys of healthy nodes stay on the primary while
-	// another node is down, and counts per node in Stats.Nodes. A call
+	// another node is down (but those of a limit that a call spanning the
+	// down node admitted locally, which return: see Store), and counts per
+	// node in Stats.Nodes. A call
 	// whose checks live on several nodes goes to the primary only when none
 	// of their breakers is open; its failure counts against each of them
 	// unless the error names the node that failed (an error with a method
@@ -165,8 +168,9 @@ type Stats struct {
 	// for 10 s is left out, here and from Breaker: it is no longer the
 	// primary's (a master replaced by its replica).
 	Nodes map[string]NodeStats
-	// Returning counts the nodes in their return period now: closed, but
-	// deciding locally and charging at once (see Store).
+	// Returning counts the nodes in their return period now, for all their
+	// keys or for those of some of their limits: closed, but deciding
+	// locally and charging at once (see Store).
 	Returning int
 	// Uncharged counts units admitted locally that will not be charged to
 	// the primary: the ledger was full (Options.Ledger, keys with units
@@ -239,15 +243,21 @@ type Stats struct {
 // of a node whose probe succeeds, on which this instance decided locally
 // (a call that failed, its breaker closed or open), that failed to answer
 // a call made around the Store (Unreachable), or that is first met while
-// keys are owed (a replica promoted, a new master named) return:
-// each is decided by this instance's share on the local store and, if
+// keys are owed (a replica promoted, a new master named) return; so do,
+// on a node that did not fail, the calls of the keys of each limit that
+// a call decided locally because another of its nodes failed or had its
+// breaker open admitted there (a per-user key next to a global one on
+// the failed node), and only those: the node's other keys stay the
+// primary's alone. Each
+// is decided by this instance's share on the local store and, if
 // that admits it, by the primary too, after its keys' accounts are
 // charged, and it is admitted only if both admit it: the primary's
 // decision, with its statuses (whose Remaining the share may be below), or
 // the share's refusal, a fallback reported to OnFallback as ErrReturning.
 // The first that reaches the primary starts a return period of four
 // OpenFor (2 s with the defaults; elapsed time, which a clock set back does
-// not lengthen: see BreakerOptions.Clock) in which every call returns, so that
+// not lengthen: see BreakerOptions.Clock) in which every call returns (of
+// the node, or of the limit's keys on it), so that
 // every instance sharing the primary, each probing every OpenFor, has
 // charged what it admitted before any decides on the primary alone, and
 // none admits beyond its share meanwhile — unless its probes keep failing
@@ -432,6 +442,7 @@ func (f *Store) Stats() Stats {
 		ns := NodeStats{Breaker: n.breaker.State(), BreakerOpens: n.breaker.Opens(),
 			StoreErrors: n.storeErrors.Load(), FallbackDecisions: n.fallbacks.Load(),
 			Returning: now < n.returnUntil.Load()}
+		n.marks.each(func(k *mark) { ns.Returning = ns.Returning || now < k.returnUntil.Load() })
 		if ns.Returning {
 			st.Returning++
 		}
@@ -476,9 +487,10 @@ func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 		}
 		tks = append(tks, tk)
 	}
-	back, waited := f.returning(ns, tks)
+	var markBuf [4]*mark
+	h, back, waited := f.returning(checks, ns, tks, markBuf[:0])
 	if back {
-		return f.returnCall(ctx, checks, out, ns, tks)
+		return f.returnCall(ctx, checks, out, ns, tks, h)
 	}
 	cached, err := f.callPrimary(ctx, checks, out, ns, waited)
 	switch {
@@ -587,7 +599,7 @@ func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluic
 			}
 			return fmt.Errorf("failover: %w; local fallback: %w", unavailable(reason), err)
 		}
-		f.owe(checks, out)
+		f.owe(checks, out, blamed)
 	}
 	for i := range checks {
 		if c := &checks[i]; c.Cost > c.Limit.Burst() {
@@ -662,9 +674,12 @@ func admitted(checks []sluice.Check, out []sluice.Status) bool {
 }
 
 // owe keeps account of what a local decision admitted without the
-// primary, to be charged to it, and marks the nodes of the admitted keys
-// as fallen back (see returning).
-func (f *Store) owe(checks []sluice.Check, out []sluice.Status) {
+// primary, to be charged to it, and marks what fell back (see returning):
+// each node of the admitted keys that the decision blames; on the others,
+// which did not fail and decided locally only because a node blamed could
+// not, the admitted keys' limits (see mark), so that the node's other keys
+// stay on the primary.
+func (f *Store) owe(checks []sluice.Check, out []sluice.Status, blamed []*node) {
 	if f.ledger == nil || !admitted(checks, out) {
 		return
 	}
@@ -675,7 +690,11 @@ func (f *Store) owe(checks []sluice.Check, out []sluice.Status) {
 			if f.nodeOf != nil {
 				name = f.nodeOf(c)
 			}
-			f.nodes.get(name).fellBack.Store(true)
+			if n := f.nodes.get(name); slices.Contains(blamed, n) {
+				n.fellBack.Store(true)
+			} else {
+				n.fellBackOn(c)
+			}
 		}
 	}
 }

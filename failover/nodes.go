@@ -22,7 +22,8 @@ type NodeStats struct {
 	// FallbackDecisions counts calls decided by the OnError rule because of the
 	// node: it failed, its breaker was open, or it was returning.
 	FallbackDecisions int64
-	// Returning reports whether the node is in its return period now.
+	// Returning reports whether the node is in its return period now,
+	// for all its keys or for the keys of some of its limits (see Store).
 	Returning bool
 }
 
@@ -50,10 +51,13 @@ type node struct {
 	returns atomic.Int64
 	fresh   atomic.Bool // made while keys were owed: see returning
 	// fellBack is set when a call on the node is decided locally with
-	// units admitted, or the node failed to answer a call made around the
-	// Store (Unreachable), and cleared when a return period starts: see
-	// returning.
+	// units admitted and the decision blames the node (it failed, or its
+	// breaker was open), or the node failed to answer a call made around
+	// the Store (Unreachable), and cleared when a return period starts:
+	// see returning. A decision that blames another node of the call
+	// marks the limits of the node's keys it admitted instead (marks).
 	fellBack    atomic.Bool
+	marks       marks
 	breaker     breaker
 	storeErrors atomic.Int64
 	fallbacks   atomic.Int64

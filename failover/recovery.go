@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-dev/sluice"
@@ -213,26 +214,33 @@ var ErrReturning = fmt.Errorf("%w: returning to the primary: refused by this ins
 // is no refusal: Stats.ReturnRefusals does not count it.
 var errAdmittedByShare = fmt.Errorf("%w: returning to the primary: admitted by this instance's share (concurrency is decided locally)", sluice.ErrStoreUnavailable)
 
-// returning reports whether calls to ns must be decided by returnCall: a
-// Local Store with a Charge whose breaker lets a probe through, that has
-// decided locally on one of ns since its last return period began (its
-// breaker closed: a call that failed on its own) or was told one of ns
-// was unreachable (Unreachable), or that is within the
+// returning reports whether a call of checks on ns must be decided by
+// returnCall: a Local Store with a Charge whose breaker lets a probe
+// through, that has decided locally on one of ns since its last return
+// period began (its breaker closed: a call that failed on its own) or was
+// told one of ns was unreachable (Unreachable), or that is within the
 // return period of one of ns (after a successful return call, or from its
-// first call when keys were owed then).
+// first call when keys were owed then) — or the same of the mark of one
+// of its checks' limits (see mark): a node that did not fail returns only
+// for the keys of the limits it decided locally because another could not.
 //
-// A call that returns is counted on ns until returnCall ends (see
-// returned). A call that does not waits, up to the Store's timeout, until
-// no return call on ns is in flight: a decision made just before a return
-// period ends has reached the primary before the primary decides alone
-// again. waited is when that wait began, zero when there was none: the
-// call's decision shares its timeout with the wait.
-func (f *Store) returning(ns []*node, tks []ticket) (back bool, waited time.Time) {
+// A call that returns is counted, in h, on ns (on its marks only, when no
+// node of ns returns) until returnCall ends. A call that does not waits, up
+// to the Store's timeout, until no return call on ns, nor of its marks,
+// is in flight: a decision made just before a return period ends has
+// reached the primary before the primary decides alone again. waited is
+// when that wait began, zero when there was none: the call's decision
+// shares its timeout with the wait. ks is room for the marks.
+func (f *Store) returning(checks []sluice.Check, ns []*node, tks []ticket, ks []*mark) (h hold, back bool, waited time.Time) {
 	if f.charge == nil || f.ledger == nil {
-		return false, time.Time{}
+		return hold{}, false, time.Time{}
 	}
+	h = hold{nodes: ns, marks: f.marksOf(checks, ns, ks)}
 	for _, n := range ns {
 		n.returns.Add(1) // before the clock is read: see drain
+	}
+	for _, k := range h.marks {
+		k.returns.Add(1)
 	}
 	now := f.elapsed()
 	for j, n := range ns {
@@ -247,35 +255,47 @@ func (f *Store) returning(ns []*node, tks []ticket) (back bool, waited time.Time
 		}
 	}
 	if back {
-		return true, time.Time{}
+		return h, true, time.Time{}
 	}
-	f.returned(ns)
-	return false, f.drain(ns)
+	for _, k := range h.marks {
+		if k.fellBack.Load() || now < k.returnUntil.Load() {
+			// The limits' return: the node's other calls need not wait
+			// for it.
+			hold{nodes: ns}.release()
+			return hold{marks: h.marks}, true, time.Time{}
+		}
+	}
+	h.release()
+	return hold{}, false, f.drain(h)
 }
 
-// returned ends the count of a call on ns (see returning).
-func (f *Store) returned(ns []*node) {
-	for _, n := range ns {
-		n.returns.Add(-1)
-	}
-}
-
-// drain waits until no return call on ns is in flight, at most the bound
-// of a call that charges (a charge in flight is bounded by it too: see
-// chargeBound), and returns when it began to wait, zero if it did not. A
-// call counted after the end of a return period does not return, so the
-// count drains.
-func (f *Store) drain(ns []*node) (waited time.Time) {
+// drain waits until no return call counted in h (a call's nodes and
+// marks) is in flight, at most the bound of a call that charges (a charge
+// in flight is bounded by it too: see chargeBound), and returns when it
+// began to wait, zero if it did not. A call counted after the end of a
+// return period does not return, so the count drains.
+func (f *Store) drain(h hold) (waited time.Time) {
 	var deadline time.Time
-	for _, n := range ns {
-		for n.returns.Load() > 0 {
+	wait := func(returns *atomic.Int64) bool {
+		for returns.Load() > 0 {
 			if deadline.IsZero() {
 				waited = time.Now()
 				deadline = waited.Add(f.chargeBound())
 			} else if time.Now().After(deadline) {
-				return waited
+				return false
 			}
 			time.Sleep(50 * time.Microsecond)
+		}
+		return true
+	}
+	for _, n := range h.nodes {
+		if !wait(&n.returns) {
+			return waited
+		}
+	}
+	for _, k := range h.marks {
+		if !wait(&k.returns) {
+			return waited
 		}
 	}
 	return waited
@@ -312,8 +332,8 @@ func (f *Store) chargeBound() time.Duration {
 // node, and the local decision stands, owed to the primary, a fallback. A
 // caller that gives up gets an error, and what the share gave its call
 // goes back (see giveBack).
-func (f *Store) returnCall(parent context.Context, checks []sluice.Check, out []sluice.Status, ns []*node, tks []ticket) error {
-	defer f.returned(ns)
+func (f *Store) returnCall(parent context.Context, checks []sluice.Check, out []sluice.Status, ns []*node, tks []ticket, h hold) error {
+	defer h.release()
 	// The local decision, the charges and the primary's decision share one
 	// bound: a call returns within it, decided by the share when the
 	// primary has not answered by then.
@@ -344,6 +364,11 @@ func (f *Store) returnCall(parent context.Context, checks []sluice.Check, out []
 			}
 			n.breaker.Done(tks[j], true)
 		}
+		for _, k := range h.marks {
+			if k.fellBack.Swap(false) {
+				k.returnUntil.Store(until)
+			}
+		}
 		if decided {
 			return nil
 		}
@@ -372,7 +397,7 @@ func (f *Store) returnCall(parent context.Context, checks []sluice.Check, out []
 		reason = fmt.Errorf("%w: %w", ErrReturning, err)
 	}
 	if err != nil {
-		f.owe(checks, out) // the primary may not have counted it
+		f.owe(checks, out, blamed) // the primary may not have counted it
 	} else if admitted(checks, out) {
 		reason = errAdmittedByShare
 	}

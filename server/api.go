@@ -320,8 +320,13 @@ func validCheck(req *client.CheckRequest) error {
 		return errors.New("identify the client with exactly one of subject, api_key, token, user or ip (ip may come with token or api_key)")
 	}
 	if req.IP != "" {
-		if _, err := netip.ParseAddr(req.IP); err != nil {
+		switch addr, err := netip.ParseAddr(req.IP); {
+		case err != nil:
 			return fmt.Errorf("ip: %q is not an IP address", req.IP)
+		case addr.Zone() != "":
+			// A zone names an interface of the caller's host, never
+			// part of a client's identity.
+			return fmt.Errorf("ip: %q has a zone (%%%s): send the address alone", req.IP, addr.Zone())
 		}
 	}
 	if req.Cost != nil && (*req.Cost < 0 || *req.Cost > sluice.MaxQuantity) {

@@ -145,7 +145,7 @@ func TestDecisionAPIHostileBodies(t *testing.T) {
 		{"an array", `[{"user":"u"}]`, 400},
 		{"a string", `"user"`, 400},
 		{"a number", `1`, 400},
-		{"an IP with a zone", `{"ip":"fe80::1%eth0"}`, 0},
+		{"an IP with a zone", `{"ip":"fe80::1%eth0"}`, 400},
 		{"an IP that is a prefix", `{"ip":"10.0.0.0/8"}`, 400},
 		{"a method of 1000 bytes", `{"user":"u","method":"` + strings.Repeat("G", 1000) + `"}`, 400},
 		{"a path of 3000 bytes", `{"user":"u","path":"/` + strings.Repeat("p", 3000) + `"}`, 400},

@@ -43,9 +43,14 @@ var hourly = sluice.FixedWindow(huge, time.Hour).Named("hourly")
 // machine's; the injected faults go well beyond 250 ms.
 const storeTimeout = 250 * time.Millisecond
 
-// stack is the server's Redis store (server.openRedis): an over-limit cache
-// around Redis inside a failover with a local memory store, plus an
-// OnFallback counter.
+// stack is a store like the server's Redis store, built by hand: an
+// over-limit cache around Redis inside a failover with a local memory
+// store, plus an OnFallback counter. It leaves out what redis.Open adds:
+// no ChargeOnce (so no recovery charge and no return period), no Node (one
+// breaker for every Cluster master), no watch (no Unreachable), and the
+// failover's own timeout instead of the Redis store's (Timeout -1 with
+// ChargeTimeout). TestRecoveryChargesWhatWasAdmittedLocally and
+// internal/switchover open the store with redis.Open for those.
 type stack struct {
 	lim       *sluice.Limiter
 	failover  *failover.Store
