@@ -193,7 +193,9 @@
 //
 //   - A circuit breaker per node (failover.Options.Node with Store.Node):
 //     on a Cluster, per master, so that the keys of healthy masters stay on
-//     Redis while another master is down; standalone and with Sentinel, per
+//     Redis while another master is down (but for the limits a call
+//     spanning the down master admitted locally there, whose keys return
+//     through this instance's share and Redis together); standalone and with Sentinel, per
 //     master address. failover.Stats.Nodes counts per node. A Cluster must
 //     run with cluster-require-full-coverage no for this to hold: with
 //     Redis's default, every master refuses every command (CLUSTERDOWN)
