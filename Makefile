@@ -35,7 +35,8 @@ deps:
 	  [ -z "$$missing" ] || { \
 	  echo "make deps: installing$$missing (Debian packages: Redis, real front proxies, browser, Prometheus, podman for server/ and deploy/; curl, node and python3-requests run /docs's code examples)"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; }
+	  $$SUDO apt-get update -qq -o DPkg::Lock::Timeout=120 && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=120 $$missing >/dev/null; }
 
 # make bench: side-by-side benchmarks against peer libraries (bench/ module).
 bench:

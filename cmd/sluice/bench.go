@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // benchOptions is what "sluice bench" sends.
@@ -205,12 +207,34 @@ func (o *benchOptions) validate() error {
 	case o.keys < 1:
 		return usageErrorf("-keys %d: want at least 1", o.keys)
 	}
+	if !httpguts.ValidHeaderFieldName(o.method) { // a method is a token, as a header's name is
+		return usageErrorf("-X %q: want a method such as GET, POST or PURGE (%s)", o.method, tokenChars)
+	}
 	for i, h := range o.headers {
-		// The header is not printed: one without a name is often a
-		// credential given alone.
-		if name, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(name) == "" {
-			return usageErrorf("-H, the %s: want \"Name: value\" (it has no name before a colon)", ordinal(i+1))
+		if err := validHeader(h); err != nil {
+			return usageErrorf("-H, the %s: %w", ordinal(i+1), err)
 		}
+	}
+	return nil
+}
+
+// tokenChars says which characters a method or a header's name, each an
+// HTTP token, is made of.
+const tokenChars = "letters, digits and !#$%&'*+-.^_`|~ only, no space"
+
+// validHeader returns why h, a -H value, is no "Name: value" header a
+// request can carry, or nil. The error holds neither the name nor the
+// value: a header given wrong is often a credential.
+func validHeader(h string) error {
+	name, value, ok := strings.Cut(h, ":")
+	name = strings.TrimSpace(name)
+	switch {
+	case !ok || name == "":
+		return errors.New(`want "Name: value" (it has no name before a colon)`)
+	case !httpguts.ValidHeaderFieldName(name):
+		return fmt.Errorf(`want "Name: value" (its name holds a character no name takes; %s)`, tokenChars)
+	case !httpguts.ValidHeaderFieldValue(strings.TrimSpace(value)):
+		return errors.New("its value holds a control character (a newline, a NUL) no header value takes")
 	}
 	return nil
 }

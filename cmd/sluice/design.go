@@ -54,7 +54,7 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		flags   sim.Requirements
 		reqFile = fs.String("requirements", "", "YAML `file` of requirements (\"-\": standard input)")
 		config  = fs.String("config", "", "also write the configuration to this `file`")
-		out     = fs.String("o", "", "write the analysis to this `file` instead of standard output")
+		out     = fs.String("o", "", "write the analysis to this `file` instead of standard output (\"-\": standard output)")
 		format  = fs.String("format", "markdown", "output: markdown, yaml (the configuration only) or json")
 		addrs   = fs.String("redis-addresses", "", "comma-separated Redis `addresses` for the configuration (default localhost:6379)")
 		shadow  = fs.Bool("shadow", false, "whole API: write every limit with shadow: true (reported, never refusing)")
@@ -79,6 +79,12 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *format != "markdown" && *format != "yaml" && *format != "json" {
 		return usageErrorf("-format %q: use markdown, yaml or json", *format)
 	}
+	if *out == "-" {
+		*out = ""
+	}
+	if *config == "-" {
+		return usageErrorf("-config -: standard output has the analysis; name a file (or print the configuration alone with -format yaml)")
+	}
 	var req sim.Requirements
 	if *reqFile != "" {
 		f, err := openInput(*reqFile)
@@ -91,9 +97,9 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return fmt.Errorf("%s: %w", inputName(*reqFile), err)
 		}
 		if sim.IsAPIRequirements(data) {
-			return designAPI(ctx, fs, data, *reqFile, *shadow, designOutput{config: *config, out: *out, format: *format}, stdout, stderr)
+			return designAPI(ctx, fs, data, inputName(*reqFile), *shadow, designOutput{config: *config, out: *out, format: *format}, stdout, stderr)
 		}
-		if req, err = sim.ReadRequirements(bytes.NewReader(data), *reqFile); err != nil {
+		if req, err = sim.ReadRequirements(bytes.NewReader(data), inputName(*reqFile)); err != nil {
 			return err
 		}
 	}

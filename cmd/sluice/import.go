@@ -58,7 +58,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var (
 		from    = fs.String("from", "", "the `format` of FILE: "+strings.Join(migrate.Formats(), ", ")+" (default: guessed from FILE)")
 		dir     = fs.String("dir", ".", "write the configuration (and envoy rules) into this `directory`")
-		report  = fs.String("report", "", "write the report to this `file` instead of standard output")
+		report  = fs.String("report", "", "write the report to this `file` instead of standard output (\"-\": standard output)")
 		enforce = fs.Bool("enforce", false, "write the limits enforcing, without shadow: true")
 		force   = fs.Bool("force", false, "replace files in -dir that no earlier sluice import wrote (a sluice.yaml or envoy-rules.yaml of your own)")
 	)
@@ -103,7 +103,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if *report == "" {
+	if *report == "" || *report == "-" {
 		if err := writeImported(*dir, files, *force, stderr); err != nil {
 			return err
 		}
@@ -167,7 +167,8 @@ var importedOrder = []string{migrate.EnvoyRulesFile, migrate.ConfigFile}
 // file of files' names already in dir is replaced only when an earlier
 // import wrote it (keepOthersFiles). Each file is written beside its
 // final name and renamed over it, so a reader of dir never sees one half
-// written; a rename that fails after the Envoy rules'
+// written; a file replaced keeps its permissions, a new one gets
+// os.Create's (writeBeside). A rename that fails after the Envoy rules'
 // succeeded leaves the new rules beside the earlier configuration.
 func writeImported(dir string, files map[string]string, force bool, stderr io.Writer) (err error) {
 	cfg := filepath.Join(dir, migrate.ConfigFile)
@@ -206,22 +207,12 @@ func writeImported(dir string, files map[string]string, force bool, stderr io.Wr
 		if !ok {
 			continue
 		}
-		f, err := os.CreateTemp(dir, "."+name+".*")
+		temp, err := writeBeside(filepath.Join(dir, name), text)
 		if err != nil {
 			return err
 		}
-		temps = append(temps, f.Name())
-		_, err = f.WriteString(text)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Chmod(f.Name(), 0o644)
-		}
-		if err != nil {
-			return err
-		}
-		written[name] = f.Name()
+		temps = append(temps, temp)
+		written[name] = temp
 	}
 	for _, name := range importedOrder {
 		temp, ok := written[name]

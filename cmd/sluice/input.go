@@ -1,8 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/sluice-dev/sluice/config"
 )
 
 // openInput opens the file at name for reading, or standard input when
@@ -22,4 +28,70 @@ func inputName(name string) string {
 		return "standard input"
 	}
 	return name
+}
+
+// maxPipedSecret bounds a secret read from a pipe or a terminal:
+// config.ReadSecret's bound of a secret file, 64 KiB.
+const maxPipedSecret = 64 << 10
+
+// readSecretOnce returns the secret at path as config.ReadSecret does (one
+// trailing newline left out; empty, or more than 64 KiB, is an error),
+// and reads it from a pipe or a terminal too: -token-file <(pass show
+// sluice/admin), which the shell names /dev/fd/N, hands a secret over
+// without writing it to disk. A command reads it once; the server, which
+// re-reads its secret files on reload, takes regular files only. When ctx
+// ends first, the read is given up with ctx's error (a pipe nobody writes
+// to would wait for ever).
+func readSecretOnce(ctx context.Context, path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil || st.Mode()&(os.ModeNamedPipe|os.ModeCharDevice) == 0 {
+		return config.ReadSecret(path) // a regular file, or the error naming why not
+	}
+	b, err := untilDone(ctx, func() ([]byte, error) {
+		f, err := os.Open(path) // opening a named pipe waits for a writer
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, maxPipedSecret+1))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return b, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if len(b) > maxPipedSecret {
+		return "", fmt.Errorf("%s holds more than %d bytes", path, maxPipedSecret)
+	}
+	s := string(b)
+	if t, ok := strings.CutSuffix(s, "\n"); ok {
+		s = strings.TrimSuffix(t, "\r")
+	}
+	if s == "" {
+		return "", errors.New(path + " is empty")
+	}
+	return s, nil
+}
+
+// untilDone returns what read returns, or ctx's error when ctx ends first
+// (read then goes on, its result dropped: a read of a pipe or of standard
+// input cannot be interrupted).
+func untilDone(ctx context.Context, read func() ([]byte, error)) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := read()
+		done <- result{b, err}
+	}()
+	select {
+	case r := <-done:
+		return r.b, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

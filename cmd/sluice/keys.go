@@ -49,7 +49,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// The token of $SLUICE_TOKEN is read after parsing: a flag's default
 	// is printed in the usage, and a secret never is.
 	token := fs.String("token", "", "a caller token with the admin scope (default: $SLUICE_TOKEN); given here, any user of the host reads it with ps: prefer $SLUICE_TOKEN or -token-file")
-	tokenFile := fs.String("token-file", "", "a file holding the caller token, instead of -token")
+	tokenFile := fs.String("token-file", "", "a file holding the caller token, instead of -token (a pipe too: -token-file <(pass show sluice/admin))")
 	var tlsFlags adminTLS
 	fs.StringVar(&tlsFlags.caFile, "cacert", "", "https: a PEM bundle of the CAs that sign the admin listener's certificate (default: the system's roots)")
 	fs.StringVar(&tlsFlags.certFile, "cert", "", "https with mutual TLS: the client certificate of a caller with the admin scope")
@@ -59,9 +59,6 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	n := fs.Int("n", 10, "top: how many subjects, 1 to 512")
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if *n < 1 || *n > maxTop {
-		return usageErrorf("-n %d: top lists 1 to %d subjects", *n, maxTop)
 	}
 	// Each of these flags, left out, widens what the command does: -limit
 	// resets every limit (the penalty box's included), -plan reads the
@@ -83,7 +80,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if _, err := os.Lstat(*tokenFile); err != nil && strings.HasPrefix(*tokenFile, "sluice_") {
 			return usageErrorf("-token-file: give the name of a file holding the token, not the token itself (or set $SLUICE_TOKEN)")
 		}
-		t, err := config.ReadSecret(*tokenFile)
+		t, err := readSecretOnce(ctx, *tokenFile)
 		if err != nil {
 			return fmt.Errorf("token: %w", err)
 		}
@@ -115,6 +112,12 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *limit != "" && rest[0] != "reset" {
 		return usageErrorf("-limit is for reset, not %s", rest[0])
+	}
+	if isSet(fs, "n") && rest[0] != "top" {
+		return usageErrorf("-n is for top, not %s", rest[0])
+	}
+	if *n < 1 || *n > maxTop {
+		return usageErrorf("-n %d: top lists 1 to %d subjects", *n, maxTop)
 	}
 	q := url.Values{}
 	if *plan != "" {
@@ -192,10 +195,10 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-// readToken reads a JSON Web Token from the file at path ("-": standard
-// input, given up when ctx ends): at most 16 KiB, spaces around it left
-// out. A path that is no file and looks like a token itself is a
-// usageError that does not hold it.
+// readToken reads a JSON Web Token from the file at path, a pipe too
+// (readSecretOnce), or from standard input for "-", given up when ctx
+// ends: at most 16 KiB, spaces around it left out. A path that is no file
+// and looks like a token itself is a usageError that does not hold it.
 func readToken(ctx context.Context, path string) (string, error) {
 	var b []byte
 	var err error
@@ -206,7 +209,7 @@ func readToken(ctx context.Context, path string) (string, error) {
 		b, err = readStdin(ctx, 16<<10+1)
 	} else {
 		var s string
-		s, err = config.ReadSecret(path)
+		s, err = readSecretOnce(ctx, path)
 		b = []byte(s)
 	}
 	if err != nil {
@@ -222,22 +225,8 @@ func readToken(ctx context.Context, path string) (string, error) {
 // returns ctx's error when ctx ends first (the read then goes on, its
 // result dropped: standard input cannot be interrupted).
 func readStdin(ctx context.Context, limit int64) ([]byte, error) {
-	type result struct {
-		b   []byte
-		err error
-	}
-	read := make(chan result, 1)
 	in := os.Stdin
-	go func() {
-		b, err := io.ReadAll(io.LimitReader(in, limit))
-		read <- result{b, err}
-	}()
-	select {
-	case r := <-read:
-		return r.b, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return untilDone(ctx, func() ([]byte, error) { return io.ReadAll(io.LimitReader(in, limit)) })
 }
 
 // adminTimeout bounds one call of the admin listener, its answer read.

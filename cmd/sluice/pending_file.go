@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // A pendingFile is a file a command writes, made ready before the
@@ -24,9 +27,9 @@ type pendingFile struct {
 
 // preparePendingFile makes text ready to commit as the file name, which
 // flag names. A link to a regular file is kept: the file it leads to is
-// replaced, and nothing of it changes before commit.
+// replaced, and nothing of it changes before commit. A file replaced keeps
+// its permissions; a new one gets os.Create's (writeBeside).
 func preparePendingFile(flag, name, text string) (*pendingFile, error) {
-	mode := os.FileMode(0o644) // os.Create's 0666 less a umask of 022
 	path := name
 	st, err := os.Lstat(name)
 	if err == nil && st.Mode()&os.ModeSymlink != 0 {
@@ -36,9 +39,6 @@ func preparePendingFile(flag, name, text string) (*pendingFile, error) {
 			}
 		}
 	}
-	if err == nil && st.Mode().IsRegular() {
-		mode = st.Mode().Perm() // a file replaced keeps its permissions
-	}
 	if err == nil && !st.Mode().IsRegular() {
 		f, err := os.OpenFile(name, os.O_WRONLY|os.O_TRUNC, 0)
 		if err != nil {
@@ -46,22 +46,50 @@ func preparePendingFile(flag, name, text string) (*pendingFile, error) {
 		}
 		return &pendingFile{flag: flag, name: name, file: f, text: text}, nil
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	tmp, err := writeBeside(path, text)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", flag, name, err)
+	}
+	return &pendingFile{flag: flag, name: name, tmp: tmp, path: path}, nil
+}
+
+// writeBeside writes text to a new file beside path, named
+// ".<path's base>.<random>", for a rename over path, and returns its name.
+// It has the permissions of the regular file at path when there is one (a
+// file replaced keeps them), else those a new file gets (os.Create's 0666
+// less the umask: 0644 under umask 022, 0600 under 077). What cannot be
+// written leaves nothing behind.
+func writeBeside(path, text string) (string, error) {
+	f, err := createBeside(filepath.Dir(path), filepath.Base(path))
+	if err != nil {
+		return "", err
 	}
 	_, err = f.WriteString(text)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Chmod(f.Name(), mode) // CreateTemp makes it 0600
+	if st, serr := os.Lstat(path); err == nil && serr == nil && st.Mode().IsRegular() {
+		err = os.Chmod(f.Name(), st.Mode().Perm())
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return nil, fmt.Errorf("%s %s: %w", flag, name, err)
+		return "", err
 	}
-	return &pendingFile{flag: flag, name: name, tmp: f.Name(), path: path}, nil
+	return f.Name(), nil
+}
+
+// createBeside creates a file of a name no file has in dir,
+// ".<base>.<random>", with os.Create's permissions, 0666 less the umask
+// (os.CreateTemp's are 0600 whatever the umask).
+func createBeside(dir, base string) (*os.File, error) {
+	for range 10000 {
+		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, os.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("%s: no free name for a file beside %s", dir, base)
 }
 
 // commit puts the file in place of any of its name, or writes it to the

@@ -47,6 +47,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *file == "" && isSet(fs, "config") { // -config "$UNSET": never the demo, which trusts loopback with every scope
 		return usageErrorf("-config \"\": name a configuration file (leave -config out to serve the demo)")
 	}
+	if *gcFloor < 0 {
+		return usageErrorf("-gc-heap-floor %d: want a heap size in bytes, or 0 for Go's default", *gcFloor)
+	}
 	for _, f := range []struct{ name, addr string }{{"listen", *listen}, {"admin-listen", *adminListen}} {
 		if err := listenAddress(f.addr); err != nil {
 			return usageErrorf("-%s %q: %v", f.name, f.addr, err)

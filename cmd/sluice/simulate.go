@@ -155,7 +155,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return err
 		}
 		defer f.Close()
-		req.TraceReader, req.TraceName = f, filepath.Base(*trace)
+		req.TraceReader, req.TraceName = f, filepath.Base(inputName(*trace))
 	} else {
 		p.Name = *pattern
 		req.Pattern = &p
@@ -178,11 +178,11 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		var le *sim.LineError
 		if errors.As(err, &le) {
-			return fmt.Errorf("%s: %w (or use -skip-bad-lines)", *trace, err)
+			return fmt.Errorf("%s: %w (or use -skip-bad-lines)", inputName(*trace), err)
 		}
 		return withMaxWorkHint(err)
 	}
-	reportSkipped(stderr, *trace, resp.Skipped)
+	reportSkipped(stderr, inputName(*trace), resp.Skipped)
 	if *chart != "" {
 		pending, err := preparePendingFile("-chart", *chart, string(resp.Chart))
 		if err == nil {
