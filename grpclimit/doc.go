@@ -21,7 +21,11 @@
 // and every decided call, admitted or refused, carries the RateLimit
 // fields in its trailing metadata (ratelimit-policy, ratelimit, and on a
 // refusal retry-after), in the header modes configured; an admitted
-// stream carries them in its header metadata too.
+// stream carries them in its header metadata too. A refusal carries
+// grpc-retry-pushback-ms as well, the one word of the server that gRPC's
+// own retries (a service config's retryPolicy) heed: RetryInfo's delay in
+// whole milliseconds, or -1, do not retry, when no retry before the call's
+// deadline can be admitted (see PushbackOf).
 //
 // On a client, Retry retries calls refused with RESOURCE_EXHAUSTED (or by
 // a limiter with UNAVAILABLE) after their RetryInfo's delay (bounded,

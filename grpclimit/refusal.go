@@ -23,7 +23,9 @@ import (
 // the client, is at its limit). Its problem body gives the message and
 // the Help links, its headers the trailers; the decision gives RetryInfo's
 // exact delay (never later than the problem's Retry-After, which is whole
-// seconds) and a QuotaFailure violation per limit exceeded.
+// seconds) and a QuotaFailure violation per limit exceeded. Its trailers
+// add grpc-retry-pushback-ms (PushbackOf the status, for r's context),
+// which grpc-go's own retries heed where they ignore RetryInfo.
 func (s *Server) refusal(r *http.Request, res *httplimit.Result) (*status.Status, metadata.MD) {
 	w := &recorder{header: http.Header{}}
 	s.m.Refuse(w, r, res)
@@ -48,7 +50,9 @@ func (s *Server) refusal(r *http.Request, res *httplimit.Result) (*status.Status
 	if withDetails, err := st.WithDetails(details...); err == nil {
 		st = withDetails
 	}
-	return st, fields(w.header)
+	md := fields(w.header)
+	md.Set(pushbackKey, PushbackOf(r.Context(), st))
+	return st, md
 }
 
 // quotaFailure names every limit that refused the call: its subject is
