@@ -31,7 +31,8 @@ type clientJudge interface {
 // sluice sets X-Forwarded-For, -Proto and -Host, so no client chooses what
 // the upstream believes of it. X-Real-IP is always the address id
 // identifies the client by (as Traefik sets it), never a value the request
-// brought. A method override (methodOverride: X-HTTP-Method-Override, …)
+// brought, in any spelling (sameHeaderName: X_Real_IP too) and from any
+// peer. A method override (methodOverride: X-HTTP-Method-Override, …)
 // is removed from every peer's request: it is the client's word however
 // many proxies passed it on, and an upstream that honours it would serve
 // another method than the one the limits judged.
@@ -39,11 +40,10 @@ func forward(pr *httputil.ProxyRequest, id clientJudge) {
 	in, out := pr.In.Header, pr.Out.Header
 	peer, trusted := id.Peer(pr.In)
 	for name := range out {
-		if methodOverride(name) || !trusted && untrustedHop(name) {
+		if methodOverride(name) || !trusted && untrustedHop(name) || sameHeaderName(name, "x-real-ip") {
 			delete(out, name)
 		}
 	}
-	out.Del("X-Real-Ip")
 	if client := id.ClientAddr(pr.In); client.IsValid() {
 		out.Set("X-Real-Ip", client.String())
 	}

@@ -46,8 +46,8 @@ const maxGRPCRefusal = 64 << 10
 
 // grpcAnswer answers a gRPC or gRPC-Web call as their clients read
 // answers: what sluice answers itself (a refusal, a degraded level's 503, a
-// bad request) becomes a trailers-only response — HTTP 200, the status in
-// grpc-status,
+// bad request, the proxy's own 400, 408, 502 and 504) becomes a
+// trailers-only response — HTTP 200, the status in grpc-status,
 // grpc-message and grpc-status-details-bin (google.rpc.Status with a
 // RetryInfo of Retry-After, a QuotaFailure naming the violated limits as
 // the problem's Violations describe them, and
@@ -66,8 +66,11 @@ type grpcAnswer struct {
 	body []byte
 }
 
+// WriteHeader holds back sluice's own answer of status 400 or above, to
+// turn it into a gRPC status (finish): a refusal, a degraded level's 503,
+// and the proxy's own 400, 408, 502 and 504 (markOwn).
 func (g *grpcAnswer) WriteHeader(code int) {
-	if g.code == 0 && !g.sw.upstream && code >= 400 {
+	if g.code == 0 && (!g.sw.upstream || g.sw.own) && code >= 400 {
 		g.code = code
 		return
 	}
@@ -124,7 +127,24 @@ func (g *grpcAnswer) finish() {
 	if b, err := proto.Marshal(st.Proto()); err == nil {
 		h.Set("Grpc-Status-Details-Bin", base64.RawStdEncoding.EncodeToString(b))
 	}
+	if g.sw.upstream {
+		g.ownOutcome()
+	}
 	g.ResponseWriter.WriteHeader(http.StatusOK)
+}
+
+// ownOutcome tells the monitor the outcome of the proxy's own answer
+// (markOwn) that finish turns into a gRPC status: its HTTP status, as for
+// any other request (a 502 or 504 the upstream's failure, a 400 or 408 the
+// client's), and not the call's grpc-status, by which a stalled request
+// stream (DEADLINE_EXCEEDED) would count as the upstream's failure. The
+// answer is then no longer the upstream's (grpcOutcome reads none).
+func (g *grpcAnswer) ownOutcome() {
+	if end := g.sw.end; end != nil {
+		g.sw.end = nil
+		end(g.code)
+	}
+	g.sw.upstream = false
 }
 
 // quotaViolation is the QuotaFailure violation of the limit named name in
@@ -148,7 +168,7 @@ func grpcCode(httpStatus int) codes.Code {
 	switch httpStatus {
 	case http.StatusTooManyRequests:
 		return codes.ResourceExhausted
-	case http.StatusServiceUnavailable:
+	case http.StatusServiceUnavailable, http.StatusBadGateway:
 		return codes.Unavailable
 	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
 		return codes.InvalidArgument

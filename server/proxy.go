@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
 	"os"
@@ -29,14 +30,16 @@ import (
 // Host with cfg.PreserveHost, and learns of the client as id judges it
 // (see forward). A request the upstream fails is logged to failures, its
 // path cut to maxLoggedPath bytes. It has connections.write_timeout
-// to start its answer (else 504; counted from the end of a request body
-// it reads, see watchedBody), which may then stream for as long as it
+// to start its answer (else 504; counted from the request written to it
+// whole, see answerWait), which may then stream for as long as it
 // moves data (see streamWriter); connections switched to another protocol
 // join switched. A request's body, once the proxy reads it, is bounded by
 // connections.read_timeout between reads, not in all (see watchedBody),
 // as nginx's client_body_timeout: a client-streaming call sends messages
-// for as long as it lasts, a stalled body is cut after read_timeout. The answer carries mw's RateLimit fields alone: the upstream's
-// fields of the same names are dropped (see ownFields). closeIdle closes
+// for as long as it lasts, a stalled body is cut after read_timeout. An
+// answer mw set its RateLimit fields on carries them alone: the upstream's
+// fields of the same names, in its header or its trailers, are dropped
+// (see ownFields, streamWriter.dropOwn). closeIdle closes
 // the proxy's idle connections to the upstream, for a proxy replaced by a
 // reload's (nil for the demo upstream).
 func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnings, switched *switchedConns, mw limitsInFront) (h http.Handler, closeIdle func(), err error) {
@@ -79,9 +82,9 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 				resp.Body.Close()
 				return b.failed()
 			}
-			for _, name := range own {
-				delete(resp.Header, name)
-			}
+			sw := answerOf(resp.Request)
+			sw.dropOwn(resp.Header, "")
+			sw.dropOwn(resp.Trailer, "") // announced: not announced to the client
 			return nil
 		},
 		// The proxy's own lines (an answer that broke off mid-body) are
@@ -100,12 +103,17 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 				if errors.Is(b.failed(), os.ErrDeadlineExceeded) {
 					status, detail = http.StatusRequestTimeout, "The request body stalled: no data arrived within the server's timeout."
 				}
-				w.Header().Set("Connection", "close")
+				if r.ProtoMajor == 1 {
+					// The rest of the body is not read; on HTTP/2 the
+					// stream ends alone, the connection's others go on.
+					w.Header().Set("Connection", "close")
+				}
 				writeJSONProblem(w, status, http.StatusText(status), detail)
 				return
 			}
 			if errors.Is(err, r.Context().Err()) {
-				return // the client went away
+				abortAnswer(r) // the client went away
+				return
 			}
 			failures.warn("upstream failed", "upstream", u.Host, "path", cutText(r.URL.Path, maxLoggedPath), "err", err)
 			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
@@ -121,20 +129,24 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		rc := http.NewResponseController(w)
-		var body *watchedBody
+		sw := &streamWriter{ResponseWriter: w, rc: rc, idle: conns.StreamIdleTimeout, cancel: cancel,
+			switched: switched, fields: w.Header().Clone(), own: own}
+		sw.wait = answerWait{rc: rc, write: conns.WriteTimeout}
+		defer sw.stop()
+		sw.wait.from(time.Now())
+		ctx = context.WithValue(ctx, answerKey{}, sw)
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: sw.wait.wroteRequest})
 		if r.Body != nil && r.Body != http.NoBody {
-			body = &watchedBody{ReadCloser: r.Body, rc: rc, idle: conns.ReadTimeout, write: conns.WriteTimeout}
-			ctx = context.WithValue(ctx, watchedKey{}, body)
-			defer body.stop()
+			sw.body = &watchedBody{ReadCloser: r.Body, rc: rc, idle: conns.ReadTimeout, wait: &sw.wait}
+			defer sw.body.stop()
 		}
 		r = r.WithContext(ctx)
-		if body != nil {
-			r.Body = body
+		if sw.body != nil {
+			r.Body = sw.body
 		}
-		sw := &streamWriter{ResponseWriter: w, rc: rc, idle: conns.StreamIdleTimeout, body: body,
-			cancel: cancel, switched: switched, fields: w.Header().Clone()}
-		defer sw.stop()
 		proxy.ServeHTTP(sw, r)
+		// The upstream's trailers, which the proxy copied as they came.
+		sw.dropOwn(w.Header(), http.TrailerPrefix)
 	}), transport.CloseIdleConnections, nil
 }
 
@@ -222,24 +234,21 @@ func paramOverrideOf(r *http.Request) (string, error) {
 // body is cut as soon as before, a moving one is not. A body read
 // whole is bounded no more: on HTTP/1.1 the server then reads on, to learn
 // whether the client left, for as long as the answer streams. Until the
-// answer starts, each read also gives the answer write (write_timeout)
-// more to start, and the body's end gives it write from then: on HTTP/2
-// the listener's write_timeout runs from the stream's opening and resets
-// the stream when it passes, which would cut a client-streaming call or
-// a long upload that still moves data. Once the answer started, its
-// writer bounds the writes (see streamWriter). The transport reads the
-// body on a goroutine of its own, which may outlive the handler: stop,
-// before the handler returns, ends the extensions (the connection may be
-// serving another request by then).
+// answer starts, each read and the body's end also move the wait for it
+// (wait.from, see answerWait): on HTTP/2 the listener's write_timeout runs
+// from the stream's opening and resets the stream when it passes, which
+// would cut a client-streaming call or a long upload that still moves
+// data. The transport reads the body on a goroutine of its own, which may
+// outlive the handler: stop, before the handler returns, ends the
+// extensions (the connection may be serving another request by then).
 type watchedBody struct {
 	io.ReadCloser
-	rc       *http.ResponseController
-	idle     time.Duration
-	write    time.Duration // write_timeout: the answer's time to start; 0, no bound
-	err      atomic.Pointer[error]
-	mu       sync.Mutex
-	ended    bool // the body ended, or the handler returned: no more extensions
-	answered bool // the answer started: the body no longer moves the write deadline
+	rc    *http.ResponseController
+	idle  time.Duration
+	wait  *answerWait
+	err   atomic.Pointer[error]
+	mu    sync.Mutex
+	ended bool // the body ended, or the handler returned: no more extensions
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
@@ -255,7 +264,7 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 }
 
 // extend gives the body idle more to bring its next byte (lifts the bound
-// with idle 0), and an answer not started yet write more to start, until
+// with idle 0), and moves the wait for an answer not started yet, until
 // the body ends.
 func (b *watchedBody) extend() {
 	b.mu.Lock()
@@ -269,12 +278,12 @@ func (b *watchedBody) extend() {
 		deadline = now.Add(b.idle)
 	}
 	b.rc.SetReadDeadline(deadline)
-	b.awaitAnswer(now)
+	b.wait.from(now)
 }
 
 // end ends the extensions as the body ends (whole, or broken off): a body
-// read whole lifts its bound, and an answer not started yet has write from
-// now to start (the upstream's, or the proxy's answer to a failed body).
+// read whole lifts its bound, and the wait for an answer not started yet
+// runs from now (the upstream's, or the proxy's answer to a failed body).
 func (b *watchedBody) end(whole bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -285,27 +294,7 @@ func (b *watchedBody) end(whole bool) {
 	if whole {
 		b.rc.SetReadDeadline(time.Time{})
 	}
-	b.awaitAnswer(time.Now())
-}
-
-// awaitAnswer gives an answer not started yet write from now to start (b.mu
-// held); nothing with write 0, which bounds nothing.
-func (b *watchedBody) awaitAnswer(now time.Time) {
-	if !b.answered && b.write > 0 {
-		b.rc.SetWriteDeadline(now.Add(b.write))
-	}
-}
-
-// answering tells b that the answer started: the body no longer moves the
-// write deadline, which the answer's writer keeps from then on. A nil b
-// (a request without a body) has nothing to tell.
-func (b *watchedBody) answering() {
-	if b == nil {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.answered = true
+	b.wait.from(time.Now())
 }
 
 // stop ends the extensions when the handler returns.
@@ -315,14 +304,24 @@ func (b *watchedBody) stop() {
 	b.ended = true
 }
 
-// watchedKey is the context key of a request's watchedBody: the proxy
+// answerKey is the context key of a request's streamWriter: the proxy
 // hands the error handler and ModifyResponse its outbound copy, whose body
 // is wrapped again.
-type watchedKey struct{}
+type answerKey struct{}
 
+// answerOf returns the streamWriter of r, a request the proxy handles.
+func answerOf(r *http.Request) *streamWriter {
+	w, _ := r.Context().Value(answerKey{}).(*streamWriter)
+	return w
+}
+
+// bodyOf returns the watchedBody of r, a request the proxy handles; nil
+// for a request without a body.
 func bodyOf(r *http.Request) *watchedBody {
-	b, _ := r.Context().Value(watchedKey{}).(*watchedBody)
-	return b
+	if w := answerOf(r); w != nil {
+		return w.body
+	}
+	return nil
 }
 
 // failed is the error that ended the body early, or nil.
@@ -346,8 +345,10 @@ type limitsInFront interface {
 
 // ownFields are the answer's fields that mw writes on an admitted request,
 // the RateLimit fields of its modes: an upstream with a limiter of its own
-// may send fields of the same names, which the proxy drops, so that the
-// client reads one value of each, sluice's (Kong's plugins do the same). A
+// may send fields of the same names, which the proxy drops from an answer
+// mw set them on, so that the client reads one value of each, sluice's
+// (Kong's plugins do the same); an exempt request's answer, on which mw
+// sets none, keeps the upstream's (see streamWriter.dropOwn). A
 // field a limit reads what the upstream used from (count: "header:<Name>")
 // is the upstream's to send and stays; so does Retry-After, which mw writes
 // on refusals only.
@@ -383,6 +384,18 @@ func markOwn(w http.ResponseWriter) {
 			return
 		}
 		w = u.Unwrap()
+	}
+}
+
+// abortAnswer ends the handling of r, whose client left before the
+// upstream answered, with no answer: the limits that count by response
+// count it as none (a 500), not as the 200 an empty answer would be. It
+// panics with http.ErrAbortHandler, which an http.Server recovers
+// silently, as the proxy does when an answer breaks off; outside one (a
+// handler called directly) it returns.
+func abortAnswer(r *http.Request) {
+	if r.Context().Value(http.ServerContextKey) != nil {
+		panic(http.ErrAbortHandler)
 	}
 }
 

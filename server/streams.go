@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"sync"
 	"time"
@@ -12,12 +13,13 @@ import (
 
 // streamWriter is the writer the reverse proxy answers through. The
 // listener's write_timeout bounds the wait for the upstream's answer to
-// start, from the request's body's end while the proxy reads a body (see
-// watchedBody); from then on the answer lives as long as it moves data, as an
-// event stream or a long download does: each write must finish, and the
-// next begin, within idle of the last, else the request is cancelled (the
-// proxy then aborts the answer); with idle 0 nothing bounds it once it
-// started. The request's body is bounded alike (see watchedBody). A
+// start (see answerWait); from then on the answer lives as long as it
+// moves data, as an event stream or a long download does: each write must
+// finish, and the next begin, within idle of the last, else the request is
+// cancelled (the proxy then aborts the answer); with idle 0 nothing bounds
+// it once it started. An interim (1xx) answer is no start: the wait goes
+// on, bounded as before, and so does a request body's upload behind a 100
+// Continue. The request's body is bounded alike (see watchedBody). A
 // connection switched to another protocol (a WebSocket) is handed over as
 // a switchedConn, which closes after idle without a byte in either
 // direction.
@@ -27,24 +29,30 @@ type streamWriter struct {
 	idle     time.Duration
 	cancel   context.CancelFunc
 	switched *switchedConns
-	body     *watchedBody // the request's body, told when the answer starts; then nil
+	wait     answerWait   // the wait for the answer to start
+	body     *watchedBody // the request's body, nil for none
 	timer    *time.Timer  // from the answer's start: cancels after idle
+	started  bool         // the answer started: wait ended
 	// fields are the answer's header fields set before the upstream
 	// answered (the RateLimit fields): the proxy clears the header after
 	// an interim (1xx) answer, and the final answer gets them back, as it
 	// has them without one.
-	fields    http.Header
+	fields http.Header
+	// own are the names of the fields the limits in front write on the
+	// answers they admit (ownFields), which sluice's alone fill when it set
+	// them (see dropOwn).
+	own       []string
 	interim   bool // an interim answer was written, not yet the final one
 	unbounded bool // with idle 0, the write deadline was lifted
 }
 
-// extend gives the answer idle more to write and to move its next byte.
-// With idle 0 it lifts the listener's write_timeout as the answer starts,
-// and bounds nothing after.
+// extend gives the answer, which started, idle more to write and to move
+// its next byte. With idle 0 it lifts the listener's write_timeout as the
+// answer starts, and bounds nothing after.
 func (w *streamWriter) extend() {
-	if w.body != nil {
-		w.body.answering()
-		w.body = nil
+	if !w.started {
+		w.started = true
+		w.wait.end()
 	}
 	if w.idle <= 0 {
 		if !w.unbounded {
@@ -61,15 +69,18 @@ func (w *streamWriter) extend() {
 	w.rc.SetWriteDeadline(time.Now().Add(w.idle))
 }
 
-// stop ends the idle timer when the handler returns.
+// stop ends the wait and the idle timer when the handler returns.
 func (w *streamWriter) stop() {
+	w.wait.end()
 	if w.timer != nil {
 		w.timer.Stop()
 	}
 }
 
+// WriteHeader writes the answer's status. An interim (1xx) status but 101
+// Switching Protocols starts nothing: it is written within the deadline of
+// the wait for the answer (see answerWait), which goes on.
 func (w *streamWriter) WriteHeader(code int) {
-	w.extend()
 	switch {
 	case code >= 200 && w.interim:
 		w.interim = false
@@ -79,8 +90,25 @@ func (w *streamWriter) WriteHeader(code int) {
 		}
 	case code >= 100 && code < 200 && code != http.StatusSwitchingProtocols:
 		w.interim = true
+		w.ResponseWriter.WriteHeader(code)
+		return
 	}
+	w.extend()
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// dropOwn removes from h, an answer's header or trailers as the upstream
+// sent them or as the proxy copied them (with prefix http.TrailerPrefix),
+// the fields of own names that sluice set on this answer (fields), so
+// that the client reads one value of each, sluice's. Fields of those names
+// on an answer sluice set none on (an exempt request's) are the upstream's
+// alone, and stay.
+func (w *streamWriter) dropOwn(h http.Header, prefix string) {
+	for _, name := range w.own {
+		if _, set := w.fields[name]; set {
+			delete(h, prefix+name)
+		}
+	}
 }
 
 func (w *streamWriter) Write(b []byte) (int, error) {
@@ -107,6 +135,54 @@ func (w *streamWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // Unwrap returns the writer beneath, for http.ResponseController.
 func (w *streamWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// ownAnswerRoom is the time the listener's write deadline gives the
+// proxy, past write_timeout, while it waits for the upstream's answer to
+// start: the transport gives up at write_timeout, and the proxy needs the
+// room to write its 504 (on HTTP/2 a stream whose write deadline passes is
+// reset, whatever its handler writes after).
+const ownAnswerRoom = time.Second
+
+// answerWait bounds the wait for the answer to start. The upstream has
+// write (write_timeout; no bound with 0) to start its answer once the
+// request reached it whole (the transport's ResponseHeaderTimeout, then a
+// 504); the listener's write deadline passes ownAnswerRoom after that,
+// moved from each sign of life of the request: the proxy's start, each
+// read of its body (see watchedBody), and the request written to the
+// upstream. Once the answer starts, its writer bounds the writes (see
+// streamWriter), and the wait ends; it ends too when the handler returns
+// (the transport's goroutines may outlive it, and the connection serve
+// another request). The zero answerWait bounds nothing.
+type answerWait struct {
+	rc    *http.ResponseController
+	write time.Duration
+	mu    sync.Mutex
+	ended bool
+}
+
+// from moves the write deadline to write and ownAnswerRoom from now, unless
+// the wait ended.
+func (a *answerWait) from(now time.Time) {
+	if a.write <= 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.ended {
+		a.rc.SetWriteDeadline(now.Add(a.write + ownAnswerRoom))
+	}
+}
+
+// wroteRequest is httptrace.ClientTrace's WroteRequest: the transport wrote
+// the request whole to the upstream, whose wait for the answer starts.
+func (a *answerWait) wroteRequest(httptrace.WroteRequestInfo) { a.from(time.Now()) }
+
+// end ends the wait: from moves the deadline no more.
+func (a *answerWait) end() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.ended = true
+}
 
 // switchedConns are the connections the proxy switched to another
 // protocol: the http.Server no longer knows them, so the Server closes
