@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"math"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -47,8 +48,8 @@ type clock struct {
 	maxGap    atomic.Int64 // µs
 
 	// latest is the latest time an injected clock has read (µs), which
-	// may step back; 0 for the default clock, which never does (see
-	// notBefore).
+	// may step back (see notBefore); math.MinInt64 until it reads one, and
+	// for the default clock, which never steps back.
 	latest atomic.Int64
 }
 
@@ -57,6 +58,7 @@ type clock struct {
 func newClock(injected func() time.Time, res time.Duration, stop <-chan struct{}) *clock {
 	c := &clock{base: time.Now(), stop: stop}
 	c.baseUS = sluice.MicrosSinceEpoch(c.base)
+	c.latest.Store(math.MinInt64) // none read: every time is later, before sluice.Epoch too
 	switch {
 	case injected != nil:
 		c.read = func() int64 { return c.mark(sluice.MicrosSinceEpoch(injected())) }

@@ -54,8 +54,8 @@ func (s *Store) Refund(_ context.Context, checks []sluice.Check, charged []int64
 		if period := c.Limit.Period(); period != 0 {
 			p = algo.NewCalendarParams(c.Limit.Quantity(), algo.Period(period), int64(c.Limit.Offset()/time.Microsecond))
 		}
-		s.update(c, now, func(st sluice.State, reset int64) sluice.State {
-			if charged[i] <= reset {
+		s.update(c, now, func(st sluice.State, reset int64, noted bool) sluice.State {
+			if noted && charged[i] <= reset {
 				return st // the state since the reset never counted it
 			}
 			return sluice.State(algo.Refund(&p, algo.State(st), charged[i], c.Cost))

@@ -37,8 +37,8 @@ func (s *Store) Release(_ context.Context, checks []sluice.Check, leases []int64
 		if leases[i] == 0 || c.Limit.Algorithm() != sluice.AlgorithmConcurrency {
 			continue
 		}
-		s.update(c, now, func(st sluice.State, reset int64) sluice.State {
-			if leases[i] <= reset {
+		s.update(c, now, func(st sluice.State, reset int64, noted bool) sluice.State {
+			if noted && leases[i] <= reset {
 				return st // the book since the reset never held it
 			}
 			return c.Limit.Release(st, leases[i], c.Cost)
@@ -49,12 +49,13 @@ func (s *Store) Release(_ context.Context, checks []sluice.Check, leases []int64
 
 // update replaces the state the store holds for c's key under c.Limit, if
 // it holds one, with next of it and of the time of its last Reset the
-// shard remembers (0: none), under the key's shard's mutex, with the
-// expiry a peek at now gives the new state. A sliding log or lease book
+// shard remembers, with noted true, or of noted false when it remembers
+// none (see shard.resetAt), under the key's shard's mutex, with the expiry
+// a peek at now gives the new state. A sliding log or lease book
 // next empties is forgotten, as a key never seen. It reports whether it
 // held one. A c.Limit the store has not registered, or one that cannot be
 // decided, replaces nothing.
-func (s *Store) update(c *sluice.Check, now int64, next func(st sluice.State, reset int64) sluice.State) bool {
+func (s *Store) update(c *sluice.Check, now int64, next func(st sluice.State, reset int64, noted bool) sluice.State) bool {
 	h := s.keyHash(c.Key)
 	sh := &s.shards[s.shardIndex(h)]
 	sh.mu.Lock()
@@ -69,7 +70,8 @@ func (s *Store) update(c *sluice.Check, now int64, next func(st sluice.State, re
 	}
 	var st sluice.State
 	sh.load(s, p, h, lr, &st)
-	st = next(st, sh.resetAt(h, lr, now))
+	reset, noted := sh.resetAt(h, lr, now)
+	st = next(st, reset, noted)
 	if lr.kind == kindLog && len(st.Log) == 0 {
 		if taken {
 			sh.arr.letGo(p.base)

@@ -30,6 +30,17 @@ import "github.com/sluice-dev/sluice"
 // (for their lease TTL and a second): past that bound, a receipt from
 // before an older reset may be refunded into its fresh state, and a lease
 // from before it given back out of its fresh book.
+//
+// A limit the store has never decided is reset too, as on the Redis store,
+// which records the reset beside the key whatever it held: the state the
+// key builds once the store meets the limit is dated and seeded after the
+// reset like any other (a receipt given in the reset's µs is not refunded,
+// and the first lease is stamped a µs after it). Such a limit is not made
+// known to the store (it counts nothing against WithMaxLimits), and its
+// resets are remembered apart, the last 256 of each shard: Resets of
+// limits the store never decides push out only each other's. A limit that
+// cannot be decided (Limit.Err), or a new one when the store knows as many
+// limits as WithMaxLimits lets it (it will decide none), is not noted.
 func (s *Store) Reset(key string, limits []sluice.Limit) int {
 	if s.zero() {
 		return 0
@@ -42,6 +53,7 @@ func (s *Store) Reset(key string, limits []sluice.Limit) int {
 	for i := range limits {
 		lr := s.limits.find(&limits[i])
 		if lr == nil {
+			s.resetUnseen(sh, h, &limits[i])
 			continue
 		}
 		p, _, held := sh.locate(h, lr)
@@ -52,7 +64,9 @@ func (s *Store) Reset(key string, limits []sluice.Limit) int {
 		// and so, once the newest lease's stamp is counted, every lease.
 		at := s.clock.notBefore()
 		if held && lr.key.alg == sluice.AlgorithmConcurrency {
-			at = max(at, sh.newestLease(h, lr, p))
+			if newest, ok := sh.newestLease(h, lr, p); ok {
+				at = max(at, newest)
+			}
 		}
 		sh.noteReset(h, lr, &limits[i], at)
 		if held {
@@ -61,6 +75,20 @@ func (s *Store) Reset(key string, limits []sluice.Limit) int {
 		}
 	}
 	return forgot
+}
+
+// resetUnseen notes the Reset of h's state of l, a limit the store has not
+// met, on sh, whose mutex the caller holds (see shard.noteUnseen): the
+// store holds no state of l to forget, and a receipt or a lease given
+// since in the reset's µs is, as on the Redis store, from before it. A
+// limit that cannot be decided, or that the store may no longer meet
+// (it knows as many limits as WithMaxLimits lets it), is not noted: no
+// state of it will be.
+func (s *Store) resetUnseen(sh *shard, h hash, l *sluice.Limit) {
+	if l.Err() != nil || s.limits.count() >= s.limits.max {
+		return
+	}
+	sh.noteUnseen(h, l, s.clock.notBefore())
 }
 
 // forget forgets h's state of lr, and h when it has no other, and reports

@@ -71,49 +71,83 @@ func (sh *shard) note(id resetID, at, life int64, evicted bool) {
 	if sh.resets == nil {
 		sh.resets = map[resetID]resetRecord{}
 	}
-	if r, ok := sh.resets[id]; ok && r.until > at {
-		at = max(at, r.at)
-		evicted = evicted && r.evicted
-	} else if !ok && !sh.roomForNote(at, evicted) {
-		return
-	}
-	sh.resets[id] = resetRecord{at: at, until: at + life, evicted: evicted}
+	noteIn(sh.resets, id, at, life, evicted)
 }
 
-// roomForNote makes room for one more note at now (see note): when the
-// shard holds maxResetsPerShard, it drops the notes over, then, while it
-// still holds that many, notes of evictions, then, for a Reset's note, any
-// note. For an eviction's note it drops notes down to three quarters of the
+// noteIn is note for the notes m, whatever names their states.
+func noteIn[K comparable](m map[K]resetRecord, id K, at, life int64, evicted bool) {
+	if r, ok := m[id]; ok && r.until > at {
+		at = max(at, r.at)
+		evicted = evicted && r.evicted
+	} else if !ok && !roomForNote(m, at, evicted) {
+		return
+	}
+	m[id] = resetRecord{at: at, until: at + life, evicted: evicted}
+}
+
+// roomForNote makes room in m for one more note at now (see note): when m
+// holds maxResetsPerShard, it drops the notes over, then, while it still
+// holds that many, notes of evictions, then, for a Reset's note, any note.
+// For an eviction's note it drops notes down to three quarters of the
 // bound, so that a flood of evictions scans the notes once per quarter of
-// them. It reports whether there is room; the caller holds sh.mu.
-func (sh *shard) roomForNote(now int64, evicted bool) bool {
-	if len(sh.resets) < maxResetsPerShard {
+// them. It reports whether there is room; the caller holds the mutex of
+// m's shard.
+func roomForNote[K comparable](m map[K]resetRecord, now int64, evicted bool) bool {
+	if len(m) < maxResetsPerShard {
 		return true
 	}
 	keep := maxResetsPerShard - 1
 	if evicted {
 		keep = maxResetsPerShard * 3 / 4
 	}
-	for id, r := range sh.resets {
+	for id, r := range m {
 		if r.until <= now {
-			delete(sh.resets, id)
+			delete(m, id)
 		}
 	}
-	for id, r := range sh.resets {
-		if len(sh.resets) <= keep {
+	for id, r := range m {
+		if len(m) <= keep {
 			break
 		}
 		if r.evicted {
-			delete(sh.resets, id)
+			delete(m, id)
 		}
 	}
-	for id := range sh.resets {
-		if evicted || len(sh.resets) <= keep {
+	for id := range m {
+		if evicted || len(m) <= keep {
 			break
 		}
-		delete(sh.resets, id)
+		delete(m, id)
 	}
-	return len(sh.resets) < maxResetsPerShard
+	return len(m) < maxResetsPerShard
+}
+
+// unseenID names the state of a key under a limit the store had not met
+// when Reset was asked to forget it: its key's hash and the limit's ID and
+// algorithm, which have no number yet (see registry).
+type unseenID struct {
+	h   hash
+	key limitKey
+}
+
+// noteUnseen remembers, as noteReset does, that h's state of l, a limit
+// the store has not met, was reset at now, so that once the store meets
+// l the state h builds under it is dated and seeded as after any Reset
+// (see resetAt and seedLeases), as on the Redis store, whose Reset records
+// its time beside the key whatever the key held. The notes are kept apart
+// from those of limits the store knows, in a bound of their own of
+// maxResetsPerShard per shard, and l is not made known: Resets of limits
+// the store never decides fill neither the registry (WithMaxLimits) nor
+// the notes of the limits it decides. The caller holds sh.mu.
+func (sh *shard) noteUnseen(h hash, l *sluice.Limit, now int64) {
+	life, ok := resetLife(l)
+	if !ok {
+		return
+	}
+	if sh.unseen == nil {
+		sh.unseen = map[unseenID]resetRecord{}
+	}
+	noteIn(sh.unseen, unseenID{h, limitKey{l.ID(), l.Algorithm()}}, now, life, false)
 }
 
 // noteEvicted remembers, as Reset does (see noteReset), that h's state of
@@ -155,53 +189,74 @@ func (sh *shard) noteEvicted(h hash, lr *limitRef, st *sluice.State, now int64) 
 	sh.note(resetID{h, lr.ref}, at, life, true)
 }
 
-// resetAt returns when h's state of lr was last reset, if the shard still
-// remembers it at now, else 0; the caller holds sh.mu.
-func (sh *shard) resetAt(h hash, lr *limitRef, now int64) int64 {
-	r, ok := sh.resets[resetID{h, lr.ref}]
+// resetAt returns when h's state of lr was last reset (or evicted), and
+// true, if the shard still remembers it at now: a note of lr's, or of a
+// Reset from before the store met lr (see noteUnseen), the later of them.
+// It returns false when it remembers none: any time, before sluice.Epoch
+// too, is after every reset it remembers. The caller holds sh.mu.
+func (sh *shard) resetAt(h hash, lr *limitRef, now int64) (int64, bool) {
+	at, ok := recentNote(sh.resets, resetID{h, lr.ref}, now)
+	if len(sh.unseen) > 0 {
+		if u, found := recentNote(sh.unseen, unseenID{h, lr.key}, now); found && (!ok || u > at) {
+			at, ok = u, true
+		}
+	}
+	return at, ok
+}
+
+// recentNote returns the time of m's note of id, and true, if it lasts
+// past now; a note that does not is dropped. The caller holds the mutex of
+// m's shard.
+func recentNote[K comparable](m map[K]resetRecord, id K, now int64) (int64, bool) {
+	r, ok := m[id]
 	if !ok {
-		return 0
+		return 0, false
 	}
 	if r.until <= now {
-		delete(sh.resets, resetID{h, lr.ref})
-		return 0
+		delete(m, id)
+		return 0, false
 	}
-	return r.at
+	return r.at, true
 }
 
 // newestLease returns the stamp of the newest lease in h's lease book of
-// lr at p, which the shard holds (0: none); the caller holds sh.mu.
-// Stamps rise through a book (see algo.SlidingLog): its last entry is its
-// newest, which may be a few µs ahead of the time read, one per lease
-// taken at one instant.
-func (sh *shard) newestLease(h hash, lr *limitRef, p place) int64 {
+// lr at p, which the shard holds, and false when it holds none; the caller
+// holds sh.mu. Stamps rise through a book (see algo.SlidingLog): its last
+// entry is its newest, which may be a few µs ahead of the time read, one
+// per lease taken at one instant.
+func (sh *shard) newestLease(h hash, lr *limitRef, p place) (int64, bool) {
 	if p.slot != sideSlot {
-		return 0
+		return 0, false
 	}
 	i := sh.sideIndex(h, lr.ref)
 	if i < 0 {
-		return 0
+		return 0, false
 	}
 	log := sh.side[h][i].state().Log
 	if len(log) == 0 {
-		return 0
+		return 0, false
 	}
-	return log[len(log)-1].At
+	return log[len(log)-1].At, true
 }
 
 // seedLeases makes st, the fresh lease book of h's concurrency limit lr,
 // begin with an entry of no units at the time of the key's last reset the
-// shard remembers, if any: the book stamps its first lease at least a µs
-// after it (a lease is stamped after the newest entry), so that no lease
-// taken since the reset has the stamp of one from before it, which Release
-// ignores (see Store.Release). The entry counts no units, and expires as
-// a lease would; unseedLeases takes it out after the decision. The caller
-// holds sh.mu.
+// shard remembers, if any (of lr's, or from before the store met lr: see
+// noteUnseen): the book stamps its first lease at least a µs after it (a
+// lease is stamped after the newest entry), so that no lease taken since
+// the reset has the stamp of one from before it, which Release ignores
+// (see Store.Release). The entry counts no units, and expires as a lease
+// would; unseedLeases takes it out after the decision. The caller holds
+// sh.mu.
 func (sh *shard) seedLeases(h hash, lr *limitRef, st *sluice.State) {
-	if lr.key.alg != sluice.AlgorithmConcurrency || len(sh.resets) == 0 {
+	if lr.key.alg != sluice.AlgorithmConcurrency || len(sh.resets) == 0 && len(sh.unseen) == 0 {
 		return
 	}
-	if r, ok := sh.resets[resetID{h, lr.ref}]; ok {
+	r, ok := sh.resets[resetID{h, lr.ref}]
+	if u, found := sh.unseen[unseenID{h, lr.key}]; found && (!ok || u.at > r.at) {
+		r, ok = u, true
+	}
+	if ok {
 		st.Log = []sluice.LogEntry{{At: r.at}}
 	}
 }

@@ -30,6 +30,9 @@ type shard struct {
 	// resets are the recent resets of states that refunds could still
 	// reach (see noteReset); nil until the first.
 	resets map[resetID]resetRecord
+	// unseen are the recent Resets of states of limits the store had not
+	// met (see noteUnseen); nil until the first.
+	unseen map[unseenID]resetRecord
 }
 
 // publish makes a the shard's array, for the owner and for deciders.

@@ -438,5 +438,6 @@ func Scenarios() []Scenario {
 	}
 	out = append(out, refundScenarios()...)
 	out = append(out, boundScenarios()...)
+	out = append(out, epochScenarios()...)
 	return append(out, scaleScenarios()...)
 }

@@ -24,6 +24,10 @@ local TWO53 = 9007199254740992
 -- [-MAXTIME, MAXTIME]. Times from TIME never come near it.
 local MAXTIME = 2305843009213693952
 
+-- MINTIME mirrors internal/algo.MinTime (-2^61), the earliest time: a
+-- state's born when it records none (see born in state.lua).
+local MINTIME = -MAXTIME
+
 -- NEVER is what a script returns as retry-after for a check no wait can
 -- admit (cost above capacity); the Go side maps it to sluice.Never.
 local NEVER = -1

@@ -10,7 +10,9 @@
 --   born     string states only: when the state was created (µs since
 --            sluice.Epoch), the first write to the key since it last held
 --            none, or the earliest time of a write since if the clock
---            stepped back; 0 when unknown (a state an earlier version wrote)
+--            stepped back; MINTIME, before every time, when unknown (a
+--            state an earlier version wrote; a hash records none, and its
+--            born reads as unknown)
 --   t, a, b  the algorithm's numbers (see each algorithm's file)
 --   h, n     sliding log only: indices of its oldest entry and one past its
 --            newest; the entries themselves are the fields "h" … "n-1"
@@ -161,7 +163,7 @@ local function parse_text(raw)
     if t - t ~= 0 or a - a ~= 0 or b - b ~= 0 then
       return NONE -- not finite: corrupt
     end
-    local g, born = string.sub(raw, 1, n - 25), 0
+    local g, born = string.sub(raw, 1, n - 25), MINTIME
     if n >= 36 and string.byte(raw, n - 33) == 64 then -- "@": g, then born packed
       born = struct.unpack('<d', raw, n - 32)
       if born - born ~= 0 then
@@ -178,7 +180,7 @@ local function parse_text(raw)
   if not g then
     return NONE
   end
-  return {g = g, alg = alg_of(g), t = tonumber(t) or 0, a = tonumber(a) or 0, b = tonumber(b) or 0}
+  return {g = g, alg = alg_of(g), born = MINTIME, t = tonumber(t) or 0, a = tonumber(a) or 0, b = tonumber(b) or 0}
 end
 
 -- prefetch reads the strings of keys into the cache, MGET by MGET.
@@ -282,20 +284,23 @@ local function load_state(c)
   }
 end
 
--- NOW is the run's time, once script_now has read it: every script that
--- may write a key that holds no state reads it first.
-local NOW = 0
+-- NOW is the run's time once script_now has read it, nil before: every
+-- script that may write a key that holds no state reads it first.
+local NOW = nil
 
 -- born returns the born of state st as a write now records it: now for
--- a key never seen, which the write creates; else st's own (0: unknown),
--- or now if that is earlier (the clock stepped back), so that every
--- receipt a state gives is at or after its born.
+-- a key never seen, which the write creates; else st's own, MINTIME when
+-- unknown (a hash records none), which every time is at or after, before
+-- sluice.Epoch too; or, when st's is known and the run has read its time,
+-- that time if earlier (the clock stepped back), so that every receipt a
+-- state gives is at or after its born.
 local function born(st)
   if st.fresh then
     return NOW
   end
-  local b = st.born or 0
-  if NOW > 0 and NOW < b then
+  local b = st.born or MINTIME
+  local known = b > MINTIME
+  if known and NOW ~= nil and NOW < b then
     return NOW
   end
   return b
