@@ -143,9 +143,10 @@ type description struct {
 	method string   // validMethod's, GET when no header names one
 	uri    string   // the request URI, without its fragment (describedTarget)
 	url    *url.URL // uri parsed
-	// host is the host the client asked for, "" for none; hostDescribed
-	// reports whether a header described it (X-Original-URL describes a
-	// request without Host as one to no host).
+	// host is the host the front proxy routes the request by
+	// (describedHost), "" for none; hostDescribed reports whether a header
+	// described it (X-Original-URL describes a request without Host as one
+	// to no host).
 	host          string
 	hostDescribed bool
 }

@@ -47,24 +47,51 @@ func patternHasHost(p string) bool {
 }
 
 // describedHost returns the host that h's X-Forwarded-Host and the hosts of
-// its X-Original-URL (originalURLs) describe, and named, whether any
-// describes it: hostless when an X-Original-URL names none (a request without Host),
-// which makes the request one to no host. Descriptions that differ, an
-// X-Forwarded-Host beside a hostless X-Original-URL among them, are an
-// error, as is a host validHost refuses.
+// its X-Original-URL (hosts) describe, and named, whether any describes
+// it: hostless when an X-Original-URL names none (a request without Host),
+// which makes the request one to no host. X-Original-URL's host is the
+// client's Host header; X-Forwarded-Host, as ingress-nginx is set up to
+// send it ($host), the host nginx routes by, which an absolute-form target
+// names instead ("GET http://www.example.com/ HTTP/1.1" with "Host:
+// api.example.com" is served as www.example.com's). So the two must name
+// the same host (sameHost: in any case, a port or a final dot aside), and
+// the host is X-Forwarded-Host's when it is sent. Beside a hostless
+// X-Original-URL, X-Forwarded-Host must be absent or catchAllServer
+// ($host of a request without Host that ingress-nginx's default server
+// takes). Descriptions that differ are an error, as is a host validHost
+// refuses.
 func describedHost(h http.Header, hosts []string, hostless bool) (host string, named bool, err error) {
-	host, agree := described(h["X-Forwarded-Host"], hosts)
-	if !agree || hostless && host != "" {
-		return "", false, errors.New("X-Forwarded-Host and X-Original-URL name different hosts: the front proxy passed on a client's own; have it clear the headers it does not set")
+	forwarded, ok := described(h["X-Forwarded-Host"])
+	original, ok2 := described(hosts)
+	if hostless && forwarded == catchAllServer {
+		forwarded = ""
 	}
+	agree := ok && ok2 && (forwarded == "" || original == "" || sameHost(forwarded, original))
+	if !agree || hostless && firstOf(forwarded, original) != "" {
+		return "", false, errors.New("X-Forwarded-Host and X-Original-URL name different hosts: the front proxy passed on a client's own, or routed by the host of an absolute-form target that is not the Host header's; have it clear the headers it does not set (ingress-nginx: X-Forwarded-Host: $host in auth-proxy-set-headers)")
+	}
+	host = firstOf(forwarded, original)
 	if err := validHost(host); err != nil {
 		return "", false, fmt.Errorf("X-Forwarded-Host / X-Original-URL: %w", err)
 	}
 	return host, host != "" || hostless, nil
 }
 
+// catchAllServer is the server_name of ingress-nginx's default server,
+// which serves the Ingresses without a host and so requests without Host:
+// nginx's $host for such a request.
+const catchAllServer = "_"
+
+// sameHost reports whether the hosts a and b (with or without a port) name
+// one host as rules, keys and patterns match it: in any case, without the
+// port and the final dots.
+func sameHost(a, b string) bool {
+	return strings.EqualFold(strings.TrimRight(hostOnlyOf(a), "."), strings.TrimRight(hostOnlyOf(b), "."))
+}
+
 // originalURLs splits each X-Original-URL of h (ingress-nginx's
-// description of the request, $scheme://$http_host$request_uri) into its
+// description of the request, $scheme://$http_host$request_uri: its host
+// is the Host header's, not the request line's) into its
 // host and request URI (originalURL), an empty line being no description;
 // hostless reports one that names no host.
 func originalURLs(h http.Header) (hosts, uris []string, hostless bool, err error) {
