@@ -74,10 +74,14 @@
 //     random place; while all it found refuse, it looks at every key of a
 //     shard of at most 64, else at 8 more keys from another random place,
 //     up to 64 in all. A key's other states stay; a key left with none goes.
-//     A limit decided only in shadow mode so far (every check of its ID
-//     and algorithm a shadow one) refuses no one: its states rank by rule
-//     2, as wholly used, never as refusing, until a check of it in
-//     enforcing mode is decided. If every one
+//     A limit decided only in shadow mode (every check of its ID and
+//     algorithm a shadow one) for its longest window and two seconds
+//     refuses no one: its states rank by rule 2, as wholly used, never as
+//     refusing, until a check of it in enforcing mode is decided, and
+//     again a window after its last one (a limit rolled back to shadow
+//     mode). A client whose state is evicted so starts afresh if its limit
+//     enforces again, as one of a limit only ever in shadow mode does.
+//     If every one
 //     refuses, the new key is not taken: its check is refused (counted in
 //     Stats.NoRoom) with a RetryAfter until the first of them stops
 //     refusing, and a call of several checks changes nothing. So is a log
@@ -103,16 +107,19 @@
 // that the store has met only for keys it already held (decided without a
 // mutex) is not among them, and its states are judged by the others.
 // Shadow mode (rule 3) is judged per name and algorithm, not per
-// parameter set: once a check under any of a name's parameter sets
-// enforces, every state of that name that refuses ranks as refusing, a
-// shadow plan's among them.
+// parameter set: while checks under any of a name's parameter sets
+// enforce, every state of that name that refuses ranks as refusing, a
+// shadow plan's among them. The window it waits is the longest of the
+// name's parameter sets kept and of its enforcing checks noted; a state
+// that none of the sets kept can have written ranks as refusing if the
+// name was ever decided in enforcing mode.
 //
 // The rule costs, per new state at a full store, a peek at each state
 // looked at (sluice.DecideBatch of cost 0) under each parameter set kept
 // for its limit (BenchmarkAllowNewKeyFullStore), and on each call decided
 // under a shard's mutex a lookup of the limit's parameters among those
 // kept, which takes no lock and allocates nothing once they are kept or
-// found to be beyond the bounds; on every call, a load per check of
-// whether its limit has been decided in enforcing mode (a store the first
-// time it is). An eviction allocates nothing.
+// found to be beyond the bounds; on every call, a load per enforcing
+// check of when its limit was last decided in enforcing mode (a store at
+// most about once a second per limit). An eviction allocates nothing.
 package memory

@@ -64,9 +64,11 @@ func (s *Store) applyIn(checks []sluice.Check, out []sluice.Status, sc *scratch)
 	return s.applyLocked(checks, out, sc)
 }
 
-// heldCheck is where applyHeld finds one check's state: slot of the entry
-// at base of a, the entry of the call's check lead (the first on its key).
+// heldCheck is one check of applyHeld: its limit lr, and where it finds
+// the check's state: slot of the entry at base of a, the entry of the
+// call's check lead (the first on its key).
 type heldCheck struct {
+	lr   *limitRef
 	a    *array
 	base int
 	lead int
@@ -89,10 +91,9 @@ func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, sc *scratc
 		if lr == nil || lr.kind == kindLog {
 			return 0, false
 		}
-		lr.noteMode(&checks[i].Limit)
 		lag = lag && s.clock.tolerates(&checks[i].Limit)
 		h := &held[i]
-		h.kind, h.ref, h.lead = lr.kind, lr.ref, i
+		h.lr, h.kind, h.ref, h.lead = lr, lr.kind, lr.ref, i
 		for j := range i {
 			if hashes[j] == hashes[i] {
 				h.lead = held[j].lead
@@ -130,6 +131,9 @@ func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, sc *scratc
 		}
 	}
 	now, lagged := s.clock.nowIf(lag)
+	for i := range checks {
+		held[i].lr.noteMode(&checks[i].Limit, now)
+	}
 	readHeld(held, states)
 	changed, err := sluice.DecideBatch(checks, states, now, out)
 	if err == nil && lagged && refused(out) {

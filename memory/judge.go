@@ -43,13 +43,13 @@ const (
 	// classFull: back at full capacity, equivalent to a fresh state.
 	classFull rankClass = iota
 	// classUsed: some capacity used, and a check of cost 1 fits now, or
-	// the state is of a limit only ever decided in shadow mode, which
-	// refuses no one.
+	// the state is of a limit decided only in shadow mode for a window,
+	// which refuses no one.
 	classUsed
 	// classRefusing: a check of cost 1 is refused now, a lease book holds
 	// a lease that has not expired, or the state was written under
 	// parameters the store does not know (it may refuse); and its limit
-	// has been decided in enforcing mode.
+	// is decided in enforcing mode (see rankState).
 	classRefusing
 )
 
@@ -81,17 +81,22 @@ type limitKey struct {
 
 // limitRef is what the store knows of one limit ID and algorithm: the
 // number its states carry in their slots, where its states live, and the
-// parameter sets it has been decided under and whether in enforcing mode,
-// to rank its states by.
+// parameter sets it has been decided under and when last in enforcing
+// mode, to rank its states by.
 type limitRef struct {
 	key  limitKey
 	ref  uint32 // 1 + how many limit IDs and algorithms the store met before
 	kind stateKind
-	// enforced is set before the first decision of a check of the limit in
-	// enforcing mode, on every path that decides (see noteMode): until
-	// then only shadow checks have written its states, and they refuse no
-	// one. It is never cleared.
-	enforced atomic.Bool
+	// enforcedAt is when a check of the limit in enforcing mode was last
+	// noted, before it was decided, on every path that decides (see
+	// noteMode), as a noteTime; 0 while none has been. It is written at
+	// most about once every modeNoteEvery, so it may be up to that much
+	// older than the latest such check.
+	enforcedAt atomic.Uint64
+	// enforcedWindow is the longest Window (µs) of the checks whose time
+	// enforcedAt has noted: their parameters may be ones the store does
+	// not keep (see rankState).
+	enforcedWindow atomic.Int64
 	// judges are the parameter sets met, at most maxJudges, replaced
 	// whole (under the registry's mutex) when one is added.
 	judges atomic.Pointer[judgeSet]
@@ -344,12 +349,57 @@ func (lr *limitRef) note(l *sluice.Limit) {
 
 func (lr *limitRef) has(l *sluice.Limit) bool { return lr.judges.Load().has(l) }
 
-// noteMode records, before a check of l (a limit of lr) is decided, whether
-// the check enforces: from then on lr's states may refuse clients. It takes
-// no lock, and writes only the first time.
-func (lr *limitRef) noteMode(l *sluice.Limit) {
-	if !l.Shadow() && !lr.enforced.Load() {
-		lr.enforced.Store(true)
+// modeNoteEvery is how often, at most, the time of a limit's latest
+// enforcing check is written: more often than that, a check reads it only.
+const modeNoteEvery = int64(time.Second / time.Microsecond)
+
+// modeSlack is how much longer than its longest window a limit's states
+// may refuse after its latest enforcing check noted: modeNoteEvery, and as
+// much again for a decision time that lags the clock (see clock).
+const modeSlack = 2 * modeNoteEvery
+
+// noteTime is t (µs since sluice.Epoch) as an unsigned count of µs since
+// math.MinInt64 µs: in the same order, with 0 free to mean never.
+func noteTime(t int64) uint64 { return uint64(t) ^ 1<<63 }
+
+// noteMode records, before a check of l (a limit of lr) decided at now is
+// decided, whether the check enforces: if so, lr's states may refuse
+// clients for a window from now (see enforcing). It takes no lock and, on
+// all but about one enforcing check a modeNoteEvery, loads only: it writes
+// when the time noted is at least modeNoteEvery before now, and never
+// moves that time back (a clock that steps back).
+func (lr *limitRef) noteMode(l *sluice.Limit, now int64) {
+	if l.Shadow() {
+		return
+	}
+	t := noteTime(now)
+	if at := lr.enforcedAt.Load(); t <= at || t-at < uint64(modeNoteEvery) {
+		return
+	}
+	w := int64(l.Window() / time.Microsecond)
+	for old := lr.enforcedWindow.Load(); w > old && !lr.enforcedWindow.CompareAndSwap(old, w); {
+		old = lr.enforcedWindow.Load()
+	}
+	lr.enforcedAt.Store(t)
+}
+
+// enforcing reports whether lr's states that refuse a check refuse clients
+// at now: whether a check of lr in enforcing mode was noted within the
+// longest window and modeSlack before now, of window (µs, the longest
+// among lr's parameter sets kept) and the longest of the enforcing checks
+// noted. A window of -1 (the state was written under parameters the store
+// does not keep) makes it report whether one ever was: such a state ranks
+// by its expiry.
+func (lr *limitRef) enforcing(now, window int64) bool {
+	at := lr.enforcedAt.Load()
+	switch t := noteTime(now); {
+	case at == 0:
+		return false
+	case window < 0 || t <= at:
+		return true
+	default:
+		span := max(window, lr.enforcedWindow.Load()) + modeSlack
+		return t-at <= uint64(span)
 	}
 }
 
@@ -364,12 +414,17 @@ func (lr *limitRef) noteMode(l *sluice.Limit) {
 // the latest rank counts; a state none of them can have written ranks as
 // refusing until its expiry.
 //
-// A state of a limit never decided in enforcing mode refuses no one,
-// whatever its count: where it would rank as refusing, it ranks as used
-// up (classUsed, all of its capacity), so that it never keeps a newcomer
-// out. Its limit's first enforcing check is noted before it is decided
-// (see noteMode): a state that check writes, or finds at its limit, ranks
-// as refusing from then on.
+// A state of a limit not decided in enforcing mode within the longest
+// window of its parameter sets (and modeSlack) refuses no one, whatever
+// its count: where it would rank as refusing, it ranks as used up
+// (classUsed, all of its capacity), so that it never keeps a newcomer out.
+// So do the states of a limit only ever decided in shadow mode, and those
+// of one rolled back from enforcing to shadow mode once a window has
+// passed. An enforcing check is noted before it is decided (see
+// noteMode): a state that check writes, or finds at its limit, ranks as
+// refusing from then on, for a window at least. A state none of the sets
+// can have written ranks as refusing if the limit was ever decided in
+// enforcing mode.
 func rankState(lr *limitRef, st *sluice.State, secs uint64, now int64) rank {
 	exp := secsExpiry(secs)
 	if exp <= now {
@@ -377,8 +432,9 @@ func rankState(lr *limitRef, st *sluice.State, secs uint64, now int64) rank {
 	}
 	r, known := rank{class: classRefusing, v: exp}, false
 	if lr != nil {
-		ls := lr.list()
+		ls, window := lr.list(), int64(0)
 		for j := range ls {
+			window = max(window, int64(ls[j].Limit.Window()/time.Microsecond))
 			if rj, ok := judge(&ls[j], st, now, secs); ok {
 				if !known || r.before(rj) {
 					r = rj
@@ -386,7 +442,10 @@ func rankState(lr *limitRef, st *sluice.State, secs uint64, now int64) rank {
 				known = true
 			}
 		}
-		if r.class == classRefusing && !lr.enforced.Load() {
+		if !known {
+			window = -1
+		}
+		if r.class == classRefusing && !lr.enforcing(now, window) {
 			r = rank{class: classUsed, v: shareOne}
 		}
 	}

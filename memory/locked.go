@@ -53,7 +53,6 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 			s.limitsRefused.Add(1)
 			return 0, errTooManyLimits(&checks[i].Limit, s.limits.max)
 		}
-		lr.noteMode(&checks[i].Limit)
 		lc = append(lc, lockedCheck{lr: lr})
 		locked = insertSorted(locked, idx[i])
 	}
@@ -74,6 +73,9 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 		s.locateAll(checks, hashes, idx, lc, states)
 		var lagged bool
 		now, lagged = s.clock.nowFor(checks) // after the wait for the mutexes
+		for i := range checks {
+			lc[i].lr.noteMode(&checks[i].Limit, now)
+		}
 		changed, err = sluice.DecideBatch(checks, states, now, out)
 		if err == nil && lagged && refused(out) {
 			now = s.clock.exact()

@@ -28,9 +28,9 @@ import (
 // The store holds a bounded number of states (WithMaxKeys). To make room
 // it evicts the least used state, which gives its key back what it had
 // used, never one that refuses nor a lease book holding a lease in
-// flight (unless its limit has only been decided in shadow mode, which
-// refuses no one), and refuses a new key rather than free a client its
-// limit refuses (see the package doc).
+// flight (unless its limit has been decided only in shadow mode, which
+// refuses no one, for a window), and refuses a new key rather than free a
+// client its limit refuses (see the package doc).
 //
 // The store never waits on I/O: a decision takes well under a microsecond,
 // so it does not consult its context and decides a call whose context is
@@ -79,8 +79,8 @@ type Stats struct {
 	// Evictions counts states dropped, with some of their capacity used, to
 	// make room for new keys: each one hands its key back what it had used
 	// (never a state that was refusing, nor a lease book holding a lease
-	// that had not expired, under a limit decided in enforcing mode: see
-	// Store). A state is evicted alone: its
+	// that had not expired, under a limit decided in enforcing mode within
+	// its window: see Store). A state is evicted alone: its
 	// key's other states stay, and a key left with none goes.
 	Evictions int64
 	// Expirations counts states forgotten because they had returned to full
