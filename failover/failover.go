@@ -97,8 +97,8 @@ type Options struct {
 	// check (for Redis: the master serving its key's slot in a Cluster, the
 	// master's address otherwise). The Store keeps a circuit breaker per
 	// node, so that the keys of healthy nodes stay on the primary while
-	// another node is down (but those of a limit that a call spanning the
-	// down node admitted locally, which return: see Store), and counts per
+	// another node is down (what a call spanning the down node admitted
+	// locally on them is charged there at once: see Store), and counts per
 	// node in Stats.Nodes. A call
 	// whose checks live on several nodes goes to the primary only when none
 	// of their breakers is open; its failure counts against each of them
@@ -148,7 +148,8 @@ type Options struct {
 // Stats counts what a Store has done since it was made.
 type Stats struct {
 	// StoreErrors counts calls the primary was asked and failed (an error
-	// or a timeout): decisions, refunds, releases and Settle's charges.
+	// or a timeout): decisions, refunds, releases, Settle's charges and
+	// those a fallback makes at once (see Store).
 	// Calls the caller abandoned and invalid checks are not store errors
 	// and are not counted.
 	StoreErrors int64
@@ -239,16 +240,22 @@ type Stats struct {
 // nothing (peeks, refusals) takes no room, so refused calls cannot crowd
 // out others' units. A limit changed under the same ID (a reload) keeps
 // its key's account: the units admitted under the old limit and the new
-// are charged under the new. The calls
+// are charged under the new. A call decided locally because some of its
+// nodes failed or had their breaker open charges what it admitted on its
+// other nodes, which answer, at once, within its bound (Timeout, or
+// ChargeTimeout: what the failed call left of it), so that their keys stay
+// the primary's alone (a per-user key next to a global one on the failed
+// node), and another instance deciding them there alone counts these
+// units. The calls
 // of a node whose probe succeeds, on which this instance decided locally
-// (a call that failed, its breaker closed or open), that failed to answer
+// (a call that failed, its breaker closed or open, or such a charge at
+// once that failed), that failed to answer
 // a call made around the Store (Unreachable), or that is first met while
 // keys are owed (a replica promoted, a new master named) return; so do,
-// on a node that did not fail, the calls of the keys of each limit that
-// a call decided locally because another of its nodes failed or had its
-// breaker open admitted there (a per-user key next to a global one on
-// the failed node), and only those: the node's other keys stay the
-// primary's alone. Each
+// on a node whose charge at once the call's bound cut short (a call that
+// waited its whole Timeout for a node that stopped answering), the calls
+// of the keys of each limit the call admitted there, and only those: the
+// node's other keys stay the primary's alone. Each
 // is decided by this instance's share on the local store and, if
 // that admits it, by the primary too, after its keys' accounts are
 // charged, and it is admitted only if both admit it: the primary's
@@ -483,7 +490,7 @@ func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 		tk, ok := n.breaker.Allow()
 		if !ok {
 			f.release(ns, tks)
-			return f.fallback(ctx, checks, out, []*node{n}, ErrCircuitOpen)
+			return f.fallback(ctx, checks, out, []*node{n}, ErrCircuitOpen, time.Time{})
 		}
 		tks = append(tks, tk)
 	}
@@ -491,6 +498,10 @@ func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 	h, back, waited := f.returning(checks, ns, tks, markBuf[:0])
 	if back {
 		return f.returnCall(ctx, checks, out, ns, tks, h)
+	}
+	begun := waited
+	if begun.IsZero() && len(ns) > 1 {
+		begun = time.Now() // bounds the charge a fallback makes at once (see owe)
 	}
 	cached, err := f.callPrimary(ctx, checks, out, ns, waited)
 	switch {
@@ -523,7 +534,7 @@ func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 			n.breaker.abandon(tks[j])
 		}
 	}
-	return f.fallback(ctx, checks, out, blamed, fmt.Errorf("primary store: %w", err))
+	return f.fallback(ctx, checks, out, blamed, fmt.Errorf("primary store: %w", err), begun)
 }
 
 // release gives back the tickets tks of nodes ns.
@@ -580,8 +591,9 @@ func (f *Store) callPrimary(ctx context.Context, checks []sluice.Check, out []sl
 }
 
 // fallback decides checks by the OnError rule because of reason, counting the
-// decision against the nodes blamed.
-func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluice.Status, blamed []*node, reason error) error {
+// decision against the nodes blamed. begun is when the call began (zero:
+// now): it bounds the charge a Local decision makes at once (see owe).
+func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluice.Status, blamed []*node, reason error, begun time.Time) error {
 	switch f.onError {
 	case Allow:
 		for i := range checks {
@@ -599,7 +611,7 @@ func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluic
 			}
 			return fmt.Errorf("failover: %w; local fallback: %w", unavailable(reason), err)
 		}
-		f.owe(checks, out, blamed)
+		f.owe(ctx, checks, out, blamed, begun)
 	}
 	for i := range checks {
 		if c := &checks[i]; c.Cost > c.Limit.Burst() {
@@ -675,26 +687,52 @@ func admitted(checks []sluice.Check, out []sluice.Status) bool {
 
 // owe keeps account of what a local decision admitted without the
 // primary, to be charged to it, and marks what fell back (see returning):
-// each node of the admitted keys that the decision blames; on the others,
-// which did not fail and decided locally only because a node blamed could
-// not, the admitted keys' limits (see mark), so that the node's other keys
-// stay on the primary.
-func (f *Store) owe(checks []sluice.Check, out []sluice.Status, blamed []*node) {
+// each node of the admitted keys that the decision blames (it failed, or
+// its breaker was open). The others answer (the call was decided locally
+// because a node blamed could not decide it): the units of their keys
+// are charged at once (see chargeNow), within the bound of the call,
+// which began at begun (zero: now), so that their keys stay the
+// primary's alone. A node whose charge fails falls back too; on one
+// whose charge the call's bound cut short (a call that waited its whole
+// Timeout for a node that stopped answering), the limits of those keys
+// fall back (see mark), its other keys staying the primary's.
+func (f *Store) owe(ctx context.Context, checks []sluice.Check, out []sluice.Status, blamed []*node, begun time.Time) {
 	if f.ledger == nil || !admitted(checks, out) {
 		return
 	}
 	f.ledger.add(checks, out)
+	var now []sluice.Check // the admitted keys of nodes that answer
+	var at, answer []*node // each key's node; the nodes
 	for i := range checks {
-		if c := &checks[i]; c.Cost > 0 && out[i].Allowed && chargeable(c.Limit) {
-			name := ""
-			if f.nodeOf != nil {
-				name = f.nodeOf(c)
-			}
-			if n := f.nodes.get(name); slices.Contains(blamed, n) {
-				n.fellBack.Store(true)
-			} else {
-				n.fellBackOn(c)
-			}
+		c := &checks[i]
+		if c.Cost == 0 || !out[i].Allowed || !chargeable(c.Limit) {
+			continue
+		}
+		name := ""
+		if f.nodeOf != nil {
+			name = f.nodeOf(c)
+		}
+		n := f.nodes.get(name)
+		if f.charge == nil || slices.Contains(blamed, n) || n.breaker.State() != BreakerClosed {
+			n.fellBack.Store(true)
+			continue
+		}
+		now, at = append(now, *c), append(at, n)
+		if !slices.Contains(answer, n) {
+			answer = append(answer, n)
+		}
+	}
+	if len(now) == 0 {
+		return
+	}
+	switch f.chargeNow(ctx, now, answer, begun) {
+	case chargeFailed:
+		for _, n := range answer {
+			n.fellBack.Store(true)
+		}
+	case chargeCutShort:
+		for i, n := range at {
+			n.fellBackOn(&now[i])
 		}
 	}
 }

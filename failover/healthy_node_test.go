@@ -14,11 +14,11 @@ import (
 // Options.Node: "a circuit breaker per node, so that the keys of healthy
 // nodes stay on the primary while another node is down". A call spanning
 // the down node b and the healthy node a is decided locally, as it must
-// be; the keys of a whose limits no such call admitted stay the primary's
-// alone for the whole outage: a client on a only, limit 10 an hour, two
-// instances, all its calls on this instance, gets its 10, none of them a
-// fallback of a, and Direct says the primary alone may decide it — while
-// the limit the spanning calls admitted locally on a does return.
+// be, and what it admitted on a is charged to a at once: the keys of a
+// stay the primary's alone for the whole outage: a client on a only,
+// limit 10 an hour, two instances, all its calls on this instance, gets
+// its 10, none of them a fallback of a, and Direct says the primary alone
+// may decide it, as it does of the key the spanning calls admitted.
 func TestAHealthyNodeKeepsTheKeysOfLimitsNoFallbackAdmittedOnThePrimary(t *testing.T) {
 	clk := storetest.NewClock()
 	remote := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
@@ -52,8 +52,8 @@ func TestAHealthyNodeKeepsTheKeysOfLimitsNoFallbackAdmittedOnThePrimary(t *testi
 	if !f.Direct([]sluice.Check{own}) {
 		t.Error("Direct of a key of a whose limit never fell back: false, want true")
 	}
-	if f.Direct(route[:1]) {
-		t.Error("Direct of the key of a the spanning calls admitted locally: true, want false until it has returned")
+	if !f.Direct(route[:1]) {
+		t.Error("Direct of the key of a the spanning calls admitted locally, charged to a at once: false, want true")
 	}
 	admitted := 0
 	for range 10 {
@@ -87,16 +87,14 @@ func TestAHealthyNodeKeepsTheKeysOfLimitsNoFallbackAdmittedOnThePrimary(t *testi
 	}
 }
 
-// The keys of a healthy node that calls spanning a down node admitted
-// locally return, on each instance that admitted them, as the keys of a
-// node that failed do: decided by the instance's share and the primary
-// together, so that the primary deciding them alone never admits beyond
+// The units that calls spanning a down node admit locally on a healthy
+// node's key are charged there at once, on each instance that admitted
+// them, so that the primary deciding the key alone never admits beyond
 // the shared limit for want of another instance's charge. Two instances,
 // a key on a limited to 10 an hour and asked both with a key of the down
-// node b and alone: each instance's share (5) admits its spanning calls;
-// the calls on a alone, on the instance whose share is spent, are refused
-// although the primary has room, and the other's units, charged later,
-// find them counted: 10 admitted in all, not 15.
+// node b and alone: each instance's share (5) admits its spanning calls,
+// charged at once; the calls on a alone, decided by the primary, find
+// the 10 counted: 10 admitted in all, not 15.
 func TestAHealthyNodeReturnsTheLimitsAFallbackAdmittedThereBecauseOfAnother(t *testing.T) {
 	clk := storetest.NewClock()
 	remote := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))

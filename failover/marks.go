@@ -16,8 +16,9 @@ const maxMarks = 256
 // A mark is the return state of the keys of one limit ID on a node that
 // did not fail, as a node's own fields are of all its keys (see
 // Store.owe): a call on the node is decided locally with units of such
-// keys admitted when another node of the call could not decide it. Only
-// those keys return then; the node's others stay on the primary.
+// keys admitted when another node of the call could not decide it, and
+// the call's bound cut their charge at once short. Only those keys return
+// then; the node's others stay on the primary.
 type mark struct {
 	fellBack    atomic.Bool  // as node.fellBack, for the limit's keys
 	returnUntil atomic.Int64 // as node.returnUntil, for the limit's keys
@@ -86,8 +87,9 @@ func (ms *marks) each(fn func(*mark)) {
 }
 
 // fellBackOn records that a local decision admitted units of c's limit on
-// n, a node the decision does not blame: its mark falls back, or the whole
-// node when it holds no room for another mark.
+// n, a node the decision does not blame, that it could not charge at once:
+// its mark falls back, or the whole node when it holds no room for
+// another mark.
 func (n *node) fellBackOn(c *sluice.Check) {
 	if k := n.marks.get(c.Limit.ID()); k != nil {
 		k.fellBack.Store(true)

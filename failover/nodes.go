@@ -55,7 +55,9 @@ type node struct {
 	// breaker was open), or the node failed to answer a call made around
 	// the Store (Unreachable), and cleared when a return period starts:
 	// see returning. A decision that blames another node of the call
-	// marks the limits of the node's keys it admitted instead (marks).
+	// charges the node's keys it admitted at once instead (Store.owe): the
+	// node falls back if that charge fails; if the call's bound cuts it
+	// short, the limits of those keys do (marks).
 	fellBack    atomic.Bool
 	marks       marks
 	breaker     breaker

@@ -397,7 +397,7 @@ func (f *Store) returnCall(parent context.Context, checks []sluice.Check, out []
 		reason = fmt.Errorf("%w: %w", ErrReturning, err)
 	}
 	if err != nil {
-		f.owe(checks, out, blamed) // the primary may not have counted it
+		f.owe(ctx, checks, out, blamed, time.Time{}) // the primary may not have counted it
 	} else if admitted(checks, out) {
 		reason = errAdmittedByShare
 	}

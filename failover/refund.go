@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -166,13 +167,25 @@ func (f *Store) bounded(ctx context.Context) (context.Context, context.CancelFun
 // before it reaches it again is: by Options.Timeout, or by
 // Options.ChargeTimeout when the primary bounds its calls itself.
 func (f *Store) chargeBounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	return f.chargeBoundedFrom(ctx, time.Time{})
+}
+
+// chargeBoundedFrom is chargeBounded for a call that began at begun (zero:
+// now): the bound runs from then.
+func (f *Store) chargeBoundedFrom(ctx context.Context, begun time.Time) (context.Context, context.CancelFunc) {
+	var bound time.Duration
 	switch {
 	case f.timeout > 0:
-		return context.WithTimeout(ctx, f.timeout)
+		bound = f.timeout
 	case f.timeout < 0 && f.chargeFor > 0:
-		return context.WithTimeout(ctx, f.chargeFor)
+		bound = f.chargeFor
+	default:
+		return ctx, func() {}
 	}
-	return ctx, func() {}
+	if begun.IsZero() {
+		begun = time.Now()
+	}
+	return context.WithDeadline(ctx, begun.Add(bound))
 }
 
 var _ sluice.Refunder = (*Store)(nil)

@@ -193,8 +193,11 @@
 //
 //   - A circuit breaker per node (failover.Options.Node with Store.Node):
 //     on a Cluster, per master, so that the keys of healthy masters stay on
-//     Redis while another master is down (but for the limits a call
-//     spanning the down master admitted locally there, whose keys return
+//     Redis while another master is down: what a call spanning the down
+//     master admitted locally on a healthy one is charged there at once,
+//     within the call's Timeout (a master that fails that charge returns as
+//     the down one does, below; when the call spent its Timeout waiting
+//     for the down master, the keys of the limits it admitted there return
 //     through this instance's share and Redis together); standalone and with Sentinel, per
 //     master address. failover.Stats.Nodes counts per node. A Cluster must
 //     run with cluster-require-full-coverage no for this to hold: with
