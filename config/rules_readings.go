@@ -47,12 +47,13 @@ func witnessReadings(p string) []witnessReading {
 	return out
 }
 
-// leftOutReading reports whether the i-th of rs is left out: an
-// exception matches it (hit) or a reading that respells it, whose flags
-// include its own.
-func leftOutReading(rs []witnessReading, hit []bool, i int) bool {
-	for j := range rs {
-		if hit[j] && rs[j].flags&rs[i].flags == rs[i].flags {
+// leftOutReading reports whether a reading of flags f is left out by
+// the readings hit, bit g for a reading of flags g that an exception
+// matched (see altRoutes.excepts): one of them has flags that include
+// f, a reading that respells it.
+func leftOutReading(hit uint8, f uint8) bool {
+	for g := range uint8(8) {
+		if hit&(1<<g) != 0 && g&f == f {
 			return true
 		}
 	}

@@ -230,33 +230,54 @@ func (a *altRoutes) takes(req *http.Request, exc []exceptRoutes) bool {
 		}
 	}
 	rs := witnessReadings(req.URL.Path)
-	var hit []bool
+	var hit uint8
 	for _, rd := range rs {
-		hit = append(hit, a.excepts(req, rd, exc))
+		hit |= a.excepts(req, rd, exc)
 	}
-	for i, rd := range rs {
-		if !leftOutReading(rs, hit, i) && a.pathsTake(rd) {
+	for _, rd := range rs {
+		if !leftOutReading(hit, rd.flags) && a.pathsTake(rd) {
 			return true
 		}
 	}
 	return false
 }
 
-// excepts reports whether the alternative's except_paths or the paths
-// of an entry of exc that takes req match the reading rd of req's path.
-func (a *altRoutes) excepts(req *http.Request, rd witnessReading, exc []exceptRoutes) bool {
+// excepts returns the readings that the alternative's except_paths and
+// the paths of the entries of exc that take req hit by the reading rd of
+// req's path, as httplimit's alt.exceptsAt: bit rd.flags when one matches
+// rd, and bit rd.flags|unslashedWitness when ServeMux redirects rd to a
+// pattern's root with its trailing slash (see patternSet.redirectsAny)
+// and no path of the alternative names rd exactly (see
+// patternSet.namesExactly).
+func (a *altRoutes) excepts(req *http.Request, rd witnessReading, exc []exceptRoutes) uint8 {
 	lower := rd.flags&loweredWitness != 0
-	except := &a.except
+	sets := []*patternSet{&a.except}
 	if lower {
-		except = &a.lowerExcepted
+		sets[0] = &a.lowerExcepted
 	}
-	return except.matchesAny(rd.path) || slices.ContainsFunc(exc, func(e exceptRoutes) bool {
-		ps := &e.paths
-		if lower {
-			ps = &e.lower
+	for i := range exc {
+		if e := &exc[i]; len(e.e.Paths) > 0 && exceptTakes(e.e, req) {
+			ps := &e.paths
+			if lower {
+				ps = &e.lower
+			}
+			sets = append(sets, ps)
 		}
-		return len(e.e.Paths) > 0 && exceptTakes(e.e, req) && ps.matchesAny(rd.path)
-	})
+	}
+	paths := &a.paths
+	if lower {
+		paths = &a.lowerPaths
+	}
+	var hit uint8
+	for _, s := range sets {
+		if s.matchesAny(rd.path) {
+			hit |= 1 << rd.flags
+		}
+		if s.redirectsAny(rd.path) && !paths.namesExactly(rd.path) {
+			hit |= 1 << (rd.flags | unslashedWitness)
+		}
+	}
+	return hit
 }
 
 // pathsTake reports whether the alternative's paths take the reading rd:
@@ -379,6 +400,34 @@ func (s *patternSet) matches(i int, p string) bool {
 func (s *patternSet) matchesAny(p string) bool {
 	for i := range s.pats {
 		if s.matches(i, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// namesExactly reports whether a pattern that ends in neither a slash,
+// {$} nor a {name...} wildcard matches the path p: one that ServeMux
+// routes p to rather than redirect it to p with a trailing slash.
+func (s *patternSet) namesExactly(p string) bool {
+	for i, pat := range s.pats {
+		if !strings.HasSuffix(pat, "/") && !strings.HasSuffix(pat, "...}") && !strings.HasSuffix(pat, "{$}") && s.matches(i, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// redirectsAny reports whether ServeMux redirects the path p to p with a
+// trailing slash, the root of a pattern that ends in a slash, {$} or a
+// {name...} wildcard, which it routes there: "/v1/admin" of "/v1/admin/".
+func (s *patternSet) redirectsAny(p string) bool {
+	for _, mux := range s.one {
+		if mux == nil {
+			continue
+		}
+		h, target := mux.Handler(&http.Request{Method: http.MethodGet, Host: "example.com", URL: &url.URL{Path: p}})
+		if _, routed := h.(*marker); !routed && target == p+"/" {
 			return true
 		}
 	}

@@ -52,7 +52,9 @@ type Rule struct {
 	// routes it; only under a pattern the path with its suffix does not
 	// match), last the decoded readings in any case ("/V1/Login" is
 	// "/v1/login", as Express and ASP.NET Core route it, a wildcard's value
-	// then in lower case); a path wildcard's value is that of the reading
+	// then in lower case), and the escaped one so where it puts the
+	// segments otherwise ("/API/a%2Fb" is the one segment "a/b" below
+	// /api); a path wildcard's value is that of the reading
 	// that applied, a "{x...}" value without its trailing slash.
 	// Of several patterns that match a path, the most specific, as
 	// ServeMux ranks them, is the one matched (KeyRoute's, and the one
@@ -69,7 +71,11 @@ type Rule struct {
 	// matches, and each reading that one of those respells, as an
 	// upstream serves it and a plan's Costs charge it: "/v1/" except
 	// "/v1/bulk" leaves out /v1/bulk/, /v1/bulk;x, /v1/bulk.json and
-	// /V1/BULK too, but not /v1/bulkfoo or /v1/bulk/x. A reading that puts
+	// /V1/BULK too, but not /v1/bulkfoo or /v1/bulk/x. A subtree's pattern
+	// ("/v1/admin/", or one ending in {$} or {name...}) leaves out its root
+	// without the trailing slash too (/v1/admin, /v1/admin.json), which
+	// ServeMux redirects to it, unless a pattern of Paths names that root
+	// itself ("/v1/admin"). A reading that puts
 	// the path's segments otherwise (an escaped slash or dot segment,
 	// "/a/..;/b" without its parameters) respells none: the rule still
 	// applies where another reading is its ("/api/" except "/api/admin/"

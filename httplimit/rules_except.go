@@ -15,7 +15,11 @@ import (
 // respelling of (see readingFlags). /v1/bulk/, /v1/bulk;x,
 // /v1/bulk.json and /V1/BULK are all /v1/bulk, as /v1/bulk's cost
 // charges them, so a rule of /v1/ that leaves out /v1/bulk counts none
-// of them. A reading that puts the path's segments otherwise (an escaped
+// of them. A pattern of a subtree (or {$}, or {name...}) names its root
+// without the trailing slash too, which ServeMux redirects to it: that
+// reading is hit as one with its slash dropped (see alt.exceptsAt), so
+// /api/admin/, /api/admin and /api/admin.json are all left out by
+// /api/admin/. A reading that puts the path's segments otherwise (an escaped
 // slash or dot segment, a ".." segment carrying parameters) is another
 // upstream's route, not a respelling: an exception of it leaves out that
 // reading alone, so that no client moves a request out of a rule by
@@ -44,10 +48,10 @@ const (
 // leftOut holds the readings of one request's path that an
 // alternative's exceptions leave out, by their flags: decoded, bit f for
 // the decoded reading of flags f; escaped, bit f for the escaped reading
-// (ServeMux's, see pathPattern.match) of flags f, 0 or readUnslashed.
+// (ServeMux's, see pathPattern.match) of flags f, 0 or readUnslashed,
+// each also with readLowered.
 type leftOut struct {
-	decoded uint16
-	escaped uint8
+	decoded, escaped uint16
 }
 
 // has reports whether the reading of flags f, escaped or not, is left out.
@@ -71,32 +75,42 @@ func (a *alt) leftOut(r *http.Request, rd *pathReadings) leftOut {
 		return lo
 	}
 	hit := a.hits(r, rd.p, rd.plain, 0)
-	if lp, lplain, ok := a.lowered(rd); ok {
+	lp, le, lplain, lowered := a.lowered(rd)
+	if lowered {
 		hit |= a.lower.hits(r, lp, lplain, readLowered)
 	}
-	if hit != 0 {
-		for f := range readingFlags(readingKinds) {
-			for g := range readingFlags(readingKinds) {
-				if g&f == f && hit&(1<<g) != 0 && (!rd.plainApart || g&readPlain == f&readPlain) {
-					lo.decoded |= 1 << f
-					break
-				}
-			}
-		}
-	}
+	lo.decoded = respelled(hit, rd.plainApart)
 	switch {
 	case rd.escaped == "":
 	case !rd.escapedApart:
 		// Its segments are p's, unescaped: what matches the one matches
 		// the other, and its respellings are the other's.
-		lo.escaped = uint8(lo.decoded) & (1<<readUnslashed | 1)
+		lo.escaped = lo.decoded & (1<<readUnslashed | 1)
 	default:
-		ue, _ := unslashed(rd.escaped)
-		if ue != "" && a.excepts(r, ue, true) {
-			lo.escaped |= 1<<readUnslashed | 1
+		hit := a.escapedHits(r, rd.escaped, 0)
+		if lowered && le != "" {
+			hit |= a.lower.escapedHits(r, le, readLowered)
 		}
-		if a.excepts(r, rd.escaped, true) {
-			lo.escaped |= 1
+		lo.escaped = respelled(hit, false)
+	}
+	return lo
+}
+
+// respelled returns the readings that the readings hit leave out, bit f
+// for the reading of flags f: each of them, and each that one of them is
+// a respelling of (of flags its own include), across readPlain only when
+// plainApart is false.
+func respelled(hit uint16, plainApart bool) uint16 {
+	var lo uint16
+	if hit == 0 {
+		return 0
+	}
+	for f := range readingFlags(readingKinds) {
+		for g := range readingFlags(readingKinds) {
+			if g&f == f && hit&(1<<g) != 0 && (!plainApart || g&readPlain == f&readPlain) {
+				lo |= 1 << f
+				break
+			}
 		}
 	}
 	return lo
@@ -104,8 +118,9 @@ func (a *alt) leftOut(r *http.Request, rd *pathReadings) leftOut {
 
 // hits returns the readings of the decoded path p and of p without its
 // parameters plain ("" for none) that the alternative's exceptions
-// match, bit f|base set for the reading of flags f: p and plain as they
-// are, without a trailing slash, and then without a format suffix.
+// match, bit f|base set for the reading of flags f (see exceptsAt): p and
+// plain as they are, without a trailing slash, and then without a format
+// suffix.
 func (a *alt) hits(r *http.Request, p, plain string, base readingFlags) uint16 {
 	var hit uint16
 	for i, rp := range [...]string{p, plain} {
@@ -116,37 +131,90 @@ func (a *alt) hits(r *http.Request, p, plain string, base readingFlags) uint16 {
 		if i > 0 {
 			f |= readPlain
 		}
-		if a.excepts(r, rp, false) {
-			hit |= 1 << f
-		}
+		hit |= a.exceptsAt(r, rp, false, f)
 		u, _ := unslashed(rp)
-		if u != "" && a.excepts(r, u, false) {
-			hit |= 1 << (f | readUnslashed)
+		if u != "" {
+			hit |= a.exceptsAt(r, u, false, f|readUnslashed)
 		}
-		if uf, ok := unformatted(cmp.Or(u, rp)); ok && a.excepts(r, uf, false) {
-			hit |= 1 << (f | readUnslashed | readUnformatted)
+		if uf, ok := unformatted(cmp.Or(u, rp)); ok {
+			hit |= a.exceptsAt(r, uf, false, f|readUnslashed|readUnformatted)
 		}
 	}
 	return hit
 }
 
-// excepts reports whether one of the alternative's ExceptPaths, or the
-// paths of an Except entry that takes r, match the cleaned path p,
-// escaped or not.
-func (a *alt) excepts(r *http.Request, p string, escaped bool) bool {
-	return len(a.except) > 0 && a.excepted(p, escaped) || len(a.exc) > 0 && exceptedBy(a.exc, r, p, escaped)
+// escapedHits returns the readings of the escaped path e that the
+// alternative's exceptions match, bit f|base set for the reading of
+// flags f (see exceptsAt): e as it is and without a trailing slash.
+func (a *alt) escapedHits(r *http.Request, e string, base readingFlags) uint16 {
+	hit := a.exceptsAt(r, e, true, base)
+	if ue, _ := unslashed(e); ue != "" {
+		hit |= a.exceptsAt(r, ue, true, base|readUnslashed)
+	}
+	return hit
 }
 
-// excepted reports whether one of the alternative's ExceptPaths matches
-// the cleaned path p, escaped or not.
-func (a *alt) excepted(p string, escaped bool) bool {
+// exceptsAt returns the readings that the alternative's exceptions hit
+// by the reading p of flags f, escaped or not: bit f when one matches p,
+// and bit f|readUnslashed when p is the root of one without its trailing
+// slash (see pathPattern.matchRoot) that no pattern of the alternative's
+// Paths names (see namesPath), as if read from that root with its slash:
+// ServeMux redirects /v1/admin to the subtree /v1/admin/, whose route
+// serves it, and so does an upstream that reads /v1/admin/ as /v1/admin.
+func (a *alt) exceptsAt(r *http.Request, p string, escaped bool, f readingFlags) uint16 {
+	var hit uint16
+	if a.excepts(r, p, escaped, false) {
+		hit |= 1 << f
+	}
+	if a.excepts(r, p, escaped, true) && !a.namesPath(p, escaped) {
+		hit |= 1 << (f | readUnslashed)
+	}
+	return hit
+}
+
+// namesPath reports whether a pattern of the alternative's Paths matches
+// the cleaned path p, escaped or not, exactly: one without a root (see
+// pathPattern.hasRoot), which ServeMux routes p to rather than redirect
+// it ("/v1/admin" or "/v1/{name}" beside "/v1/admin/").
+func (a *alt) namesPath(p string, escaped bool) bool {
 	var m pathMatch // its wildcards are not read
-	for i := range a.except {
-		if a.except[i].match(p, escaped, &m) {
+	for i := range a.paths {
+		if pp := &a.paths[i]; !pp.hasRoot() && pp.match(p, escaped, &m) {
 			return true
 		}
 	}
 	return false
+}
+
+// excepts reports whether one of the alternative's ExceptPaths, or the
+// paths of an Except entry that takes r, match the cleaned path p,
+// escaped or not: as it is, or, when root is set, as the root of the
+// pattern without its trailing slash (see pathPattern.matchRoot).
+func (a *alt) excepts(r *http.Request, p string, escaped, root bool) bool {
+	return len(a.except) > 0 && a.excepted(p, escaped, root) || len(a.exc) > 0 && exceptedBy(a.exc, r, p, escaped, root)
+}
+
+// excepted reports whether one of the alternative's ExceptPaths matches
+// the cleaned path p, escaped or not, as it is or as its root (see
+// excepts).
+func (a *alt) excepted(p string, escaped, root bool) bool {
+	for i := range a.except {
+		if matchesException(&a.except[i], p, escaped, root) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchesException reports whether the exception pp matches the cleaned
+// path p, escaped or not: as it is, or, when root is set, as its root
+// (see pathPattern.matchRoot).
+func matchesException(pp *pathPattern, p string, escaped, root bool) bool {
+	var m pathMatch // its wildcards are not read
+	if root {
+		return pp.matchRoot(p, escaped, &m)
+	}
+	return pp.match(p, escaped, &m)
 }
 
 // plainApart reports whether the cleaned path p without its segments'
@@ -226,16 +294,16 @@ func (e *exceptEntry) takes(r *http.Request) bool {
 }
 
 // exceptedBy reports whether an entry of exc with paths takes r and
-// matches the cleaned path p, a reading of r's path, escaped or not.
-func exceptedBy(exc []exceptEntry, r *http.Request, p string, escaped bool) bool {
-	var m pathMatch // its wildcards are not read
+// matches the cleaned path p, a reading of r's path, escaped or not, as
+// it is or as its root (see excepts).
+func exceptedBy(exc []exceptEntry, r *http.Request, p string, escaped, root bool) bool {
 	for i := range exc {
 		e := &exc[i]
 		if len(e.paths) == 0 || !e.takes(r) {
 			continue
 		}
 		for j := range e.paths {
-			if e.paths[j].match(p, escaped, &m) {
+			if matchesException(&e.paths[j], p, escaped, root) {
 				return true
 			}
 		}

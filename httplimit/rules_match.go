@@ -80,13 +80,15 @@ type keyPart struct {
 // match (see rule.matches): p, decoded; escaped, when the path has
 // escapes, as ServeMux reads it; plain, when p has path parameters, p
 // without them (see withoutParams); and, once a rule asks for them, p and
-// plain in lower case. plainApart and escapedApart: plain, escaped, puts
-// the path's segments otherwise than p (see plainApart, escapedApart).
+// plain in lower case, and escaped in lower case when it puts the path's
+// segments otherwise (le; else its segments are p's). plainApart and
+// escapedApart: plain, escaped, puts the path's segments otherwise than
+// p (see plainApart, escapedApart).
 type pathReadings struct {
 	p, escaped, plain        string
 	plainApart, escapedApart bool
 	lowered                  bool
-	lp, lplain               string
+	lp, le, lplain           string
 }
 
 // newPathReadings returns the readings of the cleaned decoded path p of a
@@ -103,12 +105,16 @@ func newPathReadings(r *http.Request, p string) pathReadings {
 	return rd
 }
 
-// lower returns p and plain in lower case, lowering them once per request.
-func (rd *pathReadings) lower() (lp, lplain string) {
+// lower returns p, escaped when it puts the path's segments otherwise
+// ("" else) and plain in lower case, lowering them once per request.
+func (rd *pathReadings) lower() (lp, le, lplain string) {
 	if !rd.lowered {
 		rd.lp, rd.lplain, rd.lowered = strings.ToLower(rd.p), strings.ToLower(rd.plain), true
+		if rd.escapedApart {
+			rd.le = strings.ToLower(rd.escaped)
+		}
 	}
-	return rd.lp, rd.lplain
+	return rd.lp, rd.le, rd.lplain
 }
 
 // matches reports whether r is one of the rule's requests, and which of
@@ -140,8 +146,9 @@ func (ru *rule) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, b
 // alt.leftOut). The decoded reading is tried first, then the escaped one,
 // then each without a trailing slash (see unslashed), then plain, with
 // and without its trailing slash, then the decoded ones without a format
-// suffix (see matchesUnformatted); last, the decoded ones in lower case
-// (see alt.lower).
+// suffix (see matchesUnformatted); last, the decoded ones in lower case,
+// and the escaped one where it puts the segments otherwise (see
+// alt.lower).
 func (a *alt) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, bool) {
 	if len(a.methods) > 0 && !methodMatches(a.methods, r.Method) {
 		return 0, false
@@ -158,19 +165,21 @@ func (a *alt) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, boo
 	if pat, ok := a.matchesReadings(rd.p, rd.escaped, rd.plain, 0, &lo, m); ok || a.lower == nil {
 		return pat, ok
 	}
-	lp, lplain, ok := a.lowered(rd)
+	lp, le, lplain, ok := a.lowered(rd)
 	if !ok {
 		return 0, false
 	}
-	return a.lower.matchesReadings(lp, "", lplain, readLowered, &lo, m)
+	return a.lower.matchesReadings(lp, le, lplain, readLowered, &lo, m)
 }
 
-// lowered returns rd's decoded readings in lower case, p and plain, and
-// whether the alternative's patterns in lower case are to be tried on
-// them: they or the patterns differ from those in their own case.
-func (a *alt) lowered(rd *pathReadings) (lp, lplain string, ok bool) {
-	lp, lplain = rd.lower()
-	return lp, lplain, lp != rd.p || lplain != rd.plain || a.upperLits
+// lowered returns rd's readings in lower case, p, escaped ("" unless it
+// puts the segments otherwise) and plain, and whether the alternative's
+// patterns in lower case are to be tried on them: they or the patterns
+// differ from those in their own case. (An escaped path has a letter
+// outside its escapes only where p has it too.)
+func (a *alt) lowered(rd *pathReadings) (lp, le, lplain string, ok bool) {
+	lp, le, lplain = rd.lower()
+	return lp, le, lplain, lp != rd.p || lplain != rd.plain || a.upperLits
 }
 
 // matchesReadings is matches for the decoded path p, the escaped path
