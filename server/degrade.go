@@ -240,7 +240,7 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 	var out http.ResponseWriter = sw
 	if ct := grpcReplyType(r); ct != "" {
 		sw.grpcWeb = strings.HasPrefix(ct, "application/grpc-web")
-		g := &grpcAnswer{ResponseWriter: sw, sw: sw, contentType: ct}
+		g := &grpcAnswer{ResponseWriter: sw, sw: sw, contentType: ct, deadline: grpcCallDeadline(r)}
 		defer s.grpcOutcome(sw)
 		defer g.finish()
 		out = g

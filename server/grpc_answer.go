@@ -1,8 +1,10 @@
 package server
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -54,12 +56,17 @@ const maxGRPCRefusal = 64 << 10
 // Help links to the upgrade and the documentation) — with the
 // answer's other headers (RateLimit, Retry-After) as metadata; the
 // upstream's answers pass as they are. A gRPC client would read sluice's
-// own 429 as UNAVAILABLE with no detail.
+// own 429 as UNAVAILABLE with no detail. A refusal (see refusal) also
+// carries grpc-retry-pushback-ms, the one word of the server that gRPC's
+// own retries (a service config's retryPolicy) heed.
 type grpcAnswer struct {
 	http.ResponseWriter
 	sw *statusWriter // protect's: knows whether the upstream answers
 	// contentType is the answer's (see grpcReplyType).
 	contentType string
+	// deadline is the call's (grpcCallDeadline; zero: none), which a
+	// refusal's pushback heeds.
+	deadline time.Time
 	// code is the HTTP status of sluice's own answer being turned into a
 	// gRPC status (0: none), body its problem.
 	code int
@@ -127,10 +134,62 @@ func (g *grpcAnswer) finish() {
 	if b, err := proto.Marshal(st.Proto()); err == nil {
 		h.Set("Grpc-Status-Details-Bin", base64.RawStdEncoding.EncodeToString(b))
 	}
+	if g.refusal() {
+		h.Set("Grpc-Retry-Pushback-Ms", g.pushback(st))
+	}
 	if g.sw.upstream {
 		g.ownOutcome()
 	}
 	g.ResponseWriter.WriteHeader(http.StatusOK)
+}
+
+// refusal reports whether the answer finish turns into a gRPC status is
+// one of sluice's refusals, made before the upstream was reached: the
+// limits' 429 or 503 (a limit's, the penalty box's, the global limits',
+// the store's under on_store_error deny) or a degraded level's 503. The
+// proxy's own 400, 408, 502 and 504 (markOwn) are none: they are failures
+// that a retry may cure, which a pushback of -1 would tell not to be
+// retried; nor is a bad request.
+func (g *grpcAnswer) refusal() bool {
+	return !g.sw.upstream && (g.code == http.StatusTooManyRequests || g.code == http.StatusServiceUnavailable)
+}
+
+// pushback returns the grpc-retry-pushback-ms of st, sluice's refusal of
+// the call: grpclimit.PushbackOf for the call's deadline, so the
+// RetryInfo delay in whole milliseconds, or -1 (do not retry) when st has
+// no RetryInfo or its delay ends at or after the deadline.
+func (g *grpcAnswer) pushback(st *status.Status) string {
+	ctx := context.Background()
+	if !g.deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, g.deadline)
+		defer cancel()
+	}
+	return grpclimit.PushbackOf(ctx, st)
+}
+
+// grpcCallDeadline returns the deadline of r, a gRPC or gRPC-Web call,
+// that its grpc-timeout header states from now, as gRPC over HTTP/2
+// defines the header: 1 to 8 ASCII digits and a unit, H, M, S, m
+// (milliseconds), u (microseconds) or n (nanoseconds). It returns the zero
+// time, no deadline, for a call without the header, with a malformed one,
+// or with a timeout longer than a time.Duration holds (centuries: past
+// any delay a pushback can state).
+func grpcCallDeadline(r *http.Request) time.Time {
+	v := r.Header.Get("Grpc-Timeout")
+	if len(v) < 2 || len(v) > 9 {
+		return time.Time{}
+	}
+	i := strings.IndexByte("HMSmun", v[len(v)-1])
+	n, err := strconv.ParseUint(v[:len(v)-1], 10, 64) // digits only: no sign
+	if i < 0 || err != nil {
+		return time.Time{}
+	}
+	unit := [...]time.Duration{time.Hour, time.Minute, time.Second, time.Millisecond, time.Microsecond, time.Nanosecond}[i]
+	if n > uint64(math.MaxInt64/unit) {
+		return time.Time{}
+	}
+	return time.Now().Add(time.Duration(n) * unit)
 }
 
 // ownOutcome tells the monitor the outcome of the proxy's own answer
