@@ -103,7 +103,8 @@ type Connections struct {
 	// ReadTimeout the whole request, body included (60s), but for a body
 	// the reverse proxy streams to the upstream, which it bounds between
 	// reads instead (nginx's client_body_timeout); WriteTimeout the
-	// response, counted from the end of the request's headers (120s) — for
+	// response, counted from the end of the request's headers (120s), not
+	// counting a leaky-bucket queue's wait for the request's turn — for
 	// the reverse proxy, the wait for the upstream's answer to start (a
 	// 504 after it; a reload changes this wait at once, the listeners'
 	// bounds at the next start); IdleTimeout a keep-alive connection waiting for its

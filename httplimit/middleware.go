@@ -55,6 +55,7 @@ type Middleware struct {
 	exemptions  *exemptions
 	onExempt    func(r *http.Request, reason string)
 	onRefusal   func(r *http.Request, res *Result, status int)
+	onQueued    func(w http.ResponseWriter, r *http.Request, delay time.Duration)
 	onReported  func(limit string, cost, used int64, reported bool)
 	rules       []*rule
 	ruleKeys    *keyCache
@@ -203,6 +204,7 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 		onError:    o.ErrorHandler,
 		onExempt:   o.OnExempt,
 		onRefusal:  o.OnRefusal,
+		onQueued:   o.OnQueued,
 		onReported: o.OnReported,
 	}
 	if m.log == nil {
@@ -450,10 +452,11 @@ func (m *Middleware) logger() *slog.Logger {
 
 // Handler limits the requests to next: refused requests get a 429 problem
 // body; admitted ones reach next with the RateLimit headers already set; a
-// leaky-bucket queue's delay is waited out first (a client that goes away
-// meanwhile leaves the queue at once: its queue slot stays spent, the
-// limits that count statuses (Options.Count) count it as no answer, and
-// those that count a header give its cost back). A request whose turn in
+// leaky-bucket queue's delay is waited out first, Options.OnQueued told
+// before the wait (a client that goes away meanwhile leaves the queue at
+// once: its queue slot stays spent, the limits that count statuses
+// (Options.Count) count it as no answer, and those that count a header
+// give its cost back). A request whose turn in
 // the queue comes after its context's deadline is refused at once (see
 // DecideFor); a gRPC or gRPC-Web call's deadline is the one its
 // grpc-timeout header states, as a gRPC server reads it, and the request
@@ -487,7 +490,7 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 			return
 		}
 		m.writeHeaders(w.Header(), res)
-		if delay := res.Decision.Delay; delay > 0 && !wait(r.Context(), delay) {
+		if delay := res.Decision.Delay; delay > 0 && !m.queue(w, r, delay) {
 			// The client left the queue: its slot stays spent, and it got
 			// no answer for the limits that count by response.
 			m.DoneUnserved(r.Context(), res)
@@ -529,6 +532,16 @@ func holdsLease(d *sluice.Decision) bool {
 	return false
 }
 
+// queue waits out delay, the queue's delay of r, telling OnQueued first;
+// it reports whether r's client stayed to the end.
+func (m *Middleware) queue(w http.ResponseWriter, r *http.Request, delay time.Duration) bool {
+	if m.onQueued != nil {
+		m.onQueued(w, r, delay)
+	}
+	return wait(r.Context(), delay)
+}
+
+// wait waits d, or until ctx ends; it reports whether d passed.
 func wait(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()

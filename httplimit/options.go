@@ -208,6 +208,16 @@ type Options struct {
 	// DecideFor is no refusal written and is not told. It runs on the
 	// request's goroutine and must not keep r or res.
 	OnRefusal func(r *http.Request, res *Result, status int)
+	// OnQueued, when set, is called by Handler for a request a leaky-bucket
+	// queue admitted with a delay (its Decision.Delay, above zero), with
+	// the ResponseWriter and request Handler was given, just before
+	// Handler waits the delay out: the hook for moving the connection's
+	// write deadline past the wait (http.ResponseController's
+	// SetWriteDeadline), for net/http's WriteTimeout runs while the
+	// request waits, and over HTTP/2 resets its stream when it passes. It
+	// runs on the request's goroutine and must not keep w or r. Callers of
+	// Decide wait the delay out themselves and are not told.
+	OnQueued func(w http.ResponseWriter, r *http.Request, delay time.Duration)
 
 	// Headers lists the RateLimit header modes sent on every limited
 	// response: ModeIETF, ModeDraft7, ModeDraft6, ModeLegacy, in any case.

@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/x509"
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
@@ -18,15 +19,20 @@ import (
 const middlewareScope = "serve"
 
 // middlewareOptions returns o with the server's scope, logger, observer and
-// clock, and StoreLeases when the store in force leases quota (Leases). The
+// clock, StoreLeases when the store in force leases quota (Leases), and an
+// OnQueued that gives a request a leaky-bucket queue delays write (the
+// configuration's write_timeout) after its wait (waitPastWriteTimeout). The
 // clock is passed only when the caller set one: with its own default the
 // middleware reads the time once per request, for the headers and the
 // decision's latency both.
-func (s *Server) middlewareOptions(o httplimit.Options, tokens httplimit.TokenVerifier) httplimit.Options {
+func (s *Server) middlewareOptions(o httplimit.Options, tokens httplimit.TokenVerifier, write time.Duration) httplimit.Options {
 	o.Scope = middlewareScope
 	o.Tokens = tokens
 	o.Logger, o.Observer, o.OnExempt, o.OnReported = s.log, s.observe, s.exempt.count, s.reported.record
 	o.OnRefusal = s.onRefusal
+	o.OnQueued = func(w http.ResponseWriter, _ *http.Request, delay time.Duration) {
+		waitPastWriteTimeout(w, delay, write)
+	}
 	o.StoreLeases = s.opts.Leases != nil
 	if s.ownClock {
 		o.Clock = s.opts.Clock
@@ -52,7 +58,7 @@ func (s *Server) build(cfg *config.Config) (*state, error) {
 
 // buildWith is build with the verifier of cfg's tokens.
 func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (*state, error) {
-	mw, err := httplimit.New(s.limiter, s.middlewareOptions(cfg.HTTPLimitOptions(), tokens))
+	mw, err := httplimit.New(s.limiter, s.middlewareOptions(cfg.HTTPLimitOptions(), tokens, cfg.Connections.WriteTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -91,7 +97,7 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 	}
 	st.access = newAccess(cfg.Admin, clientCAs)
 	if g := cfg.Degradation; g.Enabled {
-		ro := s.middlewareOptions(reducedOptions(cfg.HTTPLimitOptions(), g.Factor, g.FactorMaxWindow), tokens)
+		ro := s.middlewareOptions(reducedOptions(cfg.HTTPLimitOptions(), g.Factor, g.FactorMaxWindow), tokens, cfg.Connections.WriteTimeout)
 		ro.Observer = func(res *httplimit.Result, took time.Duration, err error) {
 			s.observeScaled(res, took, err, g.FactorMaxWindow)
 		}
@@ -108,6 +114,20 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 		}
 	}
 	return st, nil
+}
+
+// waitPastWriteTimeout moves w's write deadline to write after delay from
+// now, for a request admitted to wait delay (a leaky-bucket queue's turn)
+// before it is served: the listener's write_timeout bounds the answer, not
+// the wait. It runs from the request's headers, and over HTTP/2 from the
+// stream's opening, resetting the stream when it passes, so a delay longer
+// than what remains of it would leave an admitted, charged request with no
+// answer. Nothing with write 0, which bounds nothing; a writer that cannot
+// move its deadline (http.ErrNotSupported) keeps it.
+func waitPastWriteTimeout(w http.ResponseWriter, delay, write time.Duration) {
+	if write > 0 {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(delay + write))
+	}
 }
 
 // staleKeyHeaders are the request headers a stale copy is kept under: those

@@ -19,9 +19,11 @@ import (
 // nginx's auth_request X-Original-Method/-URI (set in its config),
 // ingress-nginx's auth-url X-Original-Method/-URL. The described host is
 // X-Forwarded-Host's or X-Original-URL's, none without them (the request's
-// own Host is sluice's). 2xx admits; a refusal has the
-// configured deny status (429, or 403 for nginx) and the same RateLimit
-// headers, Retry-After and problem body a proxied request would get; a
+// own Host is sluice's). 2xx admits, sent once a leaky-bucket queue's
+// delay has passed, the write deadline moved past the wait
+// (waitPastWriteTimeout); a refusal has the configured deny status (429,
+// or 403 for nginx) and the same RateLimit headers, Retry-After and
+// problem body a proxied request would get; a
 // refusal by the global limits alone under global_status 503 is a 503 as
 // the proxy answers it, or the deny status when that is not 429, and
 // carries Sluice-Refusal: temporary-reduced-capacity either way. A
@@ -107,6 +109,7 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 	}
 	mw.WriteHeaders(w.Header(), res)
 	if d := res.Decision.Delay; d > 0 {
+		waitPastWriteTimeout(w, d, st.cfg.Connections.WriteTimeout)
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
