@@ -24,7 +24,8 @@
 // stream carries them in its header metadata too. A refusal carries
 // grpc-retry-pushback-ms as well, the one word of the server that gRPC's
 // own retries (a service config's retryPolicy) heed: RetryInfo's delay in
-// whole milliseconds, or -1, do not retry, when no retry before the call's
+// whole milliseconds (spread under Limits.RetryJitter, as those retries
+// add no jitter), or -1, do not retry, when no retry before the call's
 // deadline can be admitted (see PushbackOf).
 //
 // On a client, Retry retries calls refused with RESOURCE_EXHAUSTED (or by

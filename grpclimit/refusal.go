@@ -24,8 +24,9 @@ import (
 // the Help links, its headers the trailers; the decision gives RetryInfo's
 // exact delay (never later than the problem's Retry-After, which is whole
 // seconds) and a QuotaFailure violation per limit exceeded. Its trailers
-// add grpc-retry-pushback-ms (PushbackOf the status, for r's context),
-// which grpc-go's own retries heed where they ignore RetryInfo.
+// add grpc-retry-pushback-ms (PushbackOf the status, for r's context,
+// spread by Limits.RetryJitter: see pushback), which grpc-go's own
+// retries heed where they ignore RetryInfo.
 func (s *Server) refusal(r *http.Request, res *httplimit.Result) (*status.Status, metadata.MD) {
 	w := &recorder{header: http.Header{}}
 	s.m.Refuse(w, r, res)
@@ -51,7 +52,7 @@ func (s *Server) refusal(r *http.Request, res *httplimit.Result) (*status.Status
 		st = withDetails
 	}
 	md := fields(w.header)
-	md.Set(pushbackKey, PushbackOf(r.Context(), st))
+	md.Set(pushbackKey, s.pushback(r.Context(), st, res))
 	return st, md
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -34,10 +35,11 @@ type Options struct {
 	// must be nil: OnError says what happens when no decision can be made.
 	// Limits.RefusalTemplate, the body of an HTTP refusal, is not used: a
 	// refused call has no body, and its status, message and details are the
-	// same with or without one. Limits.RetryJitter is not applied either:
-	// the interceptors report exact figures (RetryInfo, the retry-after
-	// trailer, the message), to which grpclimit.Retry adds a jitter of
-	// its own.
+	// same with or without one. Limits.RetryJitter spreads the
+	// grpc-retry-pushback-ms trailer alone, by up to a tenth of its delay
+	// (grpc-go's own retries add no jitter; see PushbackOf): the other
+	// figures are exact (RetryInfo, the retry-after trailer, the message),
+	// and grpclimit.Retry adds a jitter of its own to RetryInfo.
 	//
 	// A Server and an httplimit.Middleware built with the same Scope on
 	// one store share each client's state: one quota over HTTP and gRPC.
@@ -73,6 +75,8 @@ type Server struct {
 	// keys are the metadata keys the middleware reads (its
 	// RequestHeaders), in lower case.
 	keys []string
+	// jitter is Limits.RetryJitter, which spreads the pushback.
+	jitter time.Duration
 	// reported: some limit counts what the answer reports
 	// (httplimit.CountHeader), so the answer's metadata is read when the
 	// handler returns (see recorded).
@@ -88,12 +92,16 @@ func New(limiter *sluice.Limiter, o Options) (*Server, error) {
 	}
 	limits := o.Limits
 	limits.RefusalTemplate = "" // the refusal's problem gives the status and its details
-	limits.RetryJitter = 0      // exact figures: grpclimit's clients add a jitter of their own
+	limits.RetryJitter = 0      // exact figures: the pushback alone is spread (see pushback)
+	if j := o.Limits.RetryJitter; j < 0 || j > httplimit.MaxRetryJitter {
+		return nil, fmt.Errorf("grpclimit: %w", &httplimit.FieldError{Field: "RetryJitter",
+			Err: fmt.Errorf("%v: a jitter is between 0 and %v", j, httplimit.MaxRetryJitter)})
+	}
 	m, err := httplimit.New(limiter, limits)
 	if err != nil {
 		return nil, fmt.Errorf("grpclimit: %w", err)
 	}
-	s := &Server{m: m, onError: o.OnError, log: o.Limits.Logger}
+	s := &Server{m: m, onError: o.OnError, log: o.Limits.Logger, jitter: o.Limits.RetryJitter}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

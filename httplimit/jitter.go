@@ -39,7 +39,7 @@ func (m *Middleware) spread(res *Result) {
 		return
 	}
 	at := res.Now.Add(back).Unix()
-	j := time.Duration(jitterHash(res.Identity.Subject, at)%uint64(span+1)) * time.Second
+	j := time.Duration(quota.ComebackHash(res.Identity.Subject, at)%uint64(span+1)) * time.Second
 	if j == 0 {
 		return
 	}
@@ -97,21 +97,4 @@ func later(wait, j time.Duration) time.Duration {
 		return wait
 	}
 	return min(wait, sluice.Never-1-j) + j
-}
-
-// jitterHash mixes subject and at (FNV-1a, then a 64-bit finalizer so that
-// its low bits, which the span's modulus keeps, depend on all of them).
-func jitterHash(subject string, at int64) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(subject); i++ {
-		h = (h ^ uint64(subject[i])) * 1099511628211
-	}
-	for i := 0; i < 8; i++ {
-		h = (h ^ uint64(byte(at>>(8*i)))) * 1099511628211
-	}
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	return h ^ h>>33
 }

@@ -57,10 +57,13 @@ func preparePendingFile(flag, name, text string) (*pendingFile, error) {
 // ".<path's base>.<random>", for a rename over path, and returns its name.
 // It has the permissions of the regular file at path when there is one (a
 // file replaced keeps them), else those a new file gets (os.Create's 0666
-// less the umask: 0644 under umask 022, 0600 under 077). What cannot be
-// written leaves nothing behind.
+// less the umask: 0644 under umask 022, 0600 under 077). It is never
+// readable by more than the file it replaces while text is written: it is
+// created with those permissions less the umask, and given them whole
+// only once written. What cannot be written leaves nothing behind.
 func writeBeside(path, text string) (string, error) {
-	f, err := createBeside(filepath.Dir(path), filepath.Base(path))
+	perm, replaced := besidePerm(path)
+	f, err := createBeside(filepath.Dir(path), filepath.Base(path), perm)
 	if err != nil {
 		return "", err
 	}
@@ -68,8 +71,8 @@ func writeBeside(path, text string) (string, error) {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if st, serr := os.Lstat(path); err == nil && serr == nil && st.Mode().IsRegular() {
-		err = os.Chmod(f.Name(), st.Mode().Perm())
+	if err == nil && replaced {
+		err = os.Chmod(f.Name(), perm)
 	}
 	if err != nil {
 		os.Remove(f.Name())
@@ -78,13 +81,23 @@ func writeBeside(path, text string) (string, error) {
 	return f.Name(), nil
 }
 
+// besidePerm returns the permissions of the file written beside path: those
+// of the regular file at path (replaced true), else os.Create's 0666, which
+// the umask narrows.
+func besidePerm(path string) (perm os.FileMode, replaced bool) {
+	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
+		return st.Mode().Perm(), true
+	}
+	return 0o666, false
+}
+
 // createBeside creates a file of a name no file has in dir,
-// ".<base>.<random>", with os.Create's permissions, 0666 less the umask
-// (os.CreateTemp's are 0600 whatever the umask).
-func createBeside(dir, base string) (*os.File, error) {
+// ".<base>.<random>", with permissions perm less the umask, as os.OpenFile
+// gives them.
+func createBeside(dir, base string, perm os.FileMode) (*os.File, error) {
 	for range 10000 {
 		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(uint64(rand.Uint32()), 10))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
 		if !errors.Is(err, os.ErrExist) {
 			return f, err
 		}
