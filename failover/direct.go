@@ -52,10 +52,7 @@ func (f *Store) Direct(checks []sluice.Check) bool {
 func (f *Store) marksDirect(checks []sluice.Check) bool {
 	for i := range checks {
 		c := &checks[i]
-		name := ""
-		if f.nodeOf != nil {
-			name = f.nodeOf(c)
-		}
+		name := f.nodeName(c)
 		n := f.nodes.lookup(name)
 		if n == nil {
 			continue

@@ -708,10 +708,7 @@ func (f *Store) owe(ctx context.Context, checks []sluice.Check, out []sluice.Sta
 		if c.Cost == 0 || !out[i].Allowed || !chargeable(c.Limit) {
 			continue
 		}
-		name := ""
-		if f.nodeOf != nil {
-			name = f.nodeOf(c)
-		}
+		name := f.nodeName(c)
 		n := f.nodes.get(name)
 		if f.charge == nil || slices.Contains(blamed, n) || n.breaker.State() != BreakerClosed {
 			n.fellBack.Store(true)

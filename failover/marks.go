@@ -110,10 +110,7 @@ func (f *Store) marksOf(checks []sluice.Check, ns []*node, ks []*mark) []*mark {
 	}
 	for i := range checks {
 		c := &checks[i]
-		name := ""
-		if f.nodeOf != nil {
-			name = f.nodeOf(c)
-		}
+		name := f.nodeName(c)
 		n := f.nodes.lookup(name)
 		if n == nil || n.marks.m.Load() == nil {
 			continue

@@ -139,16 +139,22 @@ func (ns *nodes) each(fn func(*node)) {
 	}
 }
 
+// nodeName returns the name of the node of c (Options.Node), "" without
+// one.
+func (f *Store) nodeName(c *sluice.Check) string {
+	if f.nodeOf == nil {
+		return ""
+	}
+	return f.nodeOf(c)
+}
+
 // nodeNames yields the names of the nodes of checks (Options.Node; "" for
 // every check without one), in order, a run of checks on one node once.
 func (f *Store) nodeNames(checks []sluice.Check) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		var last string
 		for i := range checks {
-			name := ""
-			if f.nodeOf != nil {
-				name = f.nodeOf(&checks[i])
-			}
+			name := f.nodeName(&checks[i])
 			if i > 0 && name == last {
 				continue
 			}

@@ -91,10 +91,7 @@ func (f *Store) reachable(checks []sluice.Check, leases []int64) (kept []int64, 
 		if leases[i] == 0 {
 			continue
 		}
-		name := ""
-		if f.nodeOf != nil {
-			name = f.nodeOf(&checks[i])
-		}
+		name := f.nodeName(&checks[i])
 		if n := f.nodes.lookup(name); n != nil && n.breaker.refusing() {
 			if kept == nil {
 				kept = append([]int64(nil), leases...)
