@@ -47,13 +47,14 @@ func witnessReadings(p string) []witnessReading {
 	return out
 }
 
-// leftOutReading reports whether a reading of flags f is left out by
-// the readings hit, bit g for a reading of flags g that an exception
-// matched (see altRoutes.excepts): one of them has flags that include
-// f, a reading that respells it.
-func leftOutReading(hit uint8, f uint8) bool {
-	for g := range uint8(8) {
-		if hit&(1<<g) != 0 && g&f == f {
+// leftOutReading reports whether the i-th of rs is left out: an
+// exception matches it (hit) or a reading that respells it, whose flags
+// include its own, unslashedWitness aside (httplimit's respelled: the
+// witness /v1/admin/ that except /v1/admin/ matches is left out whole,
+// not read as /v1/admin below /v1/).
+func leftOutReading(rs []witnessReading, hit []bool, i int) bool {
+	for j := range rs {
+		if hit[j] && (rs[j].flags|unslashedWitness)&rs[i].flags == rs[i].flags {
 			return true
 		}
 	}

@@ -75,7 +75,10 @@ func (pc *planCharges) cost(req *http.Request) int64 {
 
 // routeRequests returns the witnesses of the cost pattern ep for m, an
 // alternative of a rule: for each path of m ("/" when it has none), each
-// path routes.OverlapPaths finds between it and ep's; on ep's method (and
+// path routes.OverlapPaths finds between it and ep's, and each of those
+// that ends in a slash without it (the root ServeMux redirects to it, and
+// charges as it: "/v1/admin" of "POST /v1/admin/", which a rule of /v1/
+// takes beside except_paths: [/v1/admin/]); on ep's method (and
 // HEAD for GET), or else on each of m's, or else on every method of
 // routeMethods; on ep's host, or else each of m's (a wildcard's as a name
 // under it), or else example.com; with m's headers (a header of any value
@@ -86,8 +89,10 @@ func routeRequests(m httplimit.Match, ep string) []*http.Request {
 	var paths []string
 	for _, p := range pathsOf(m) {
 		for _, w := range routes.OverlapPaths(p, path) {
-			if routes.CleanPath(w) == w && !slices.Contains(paths, w) {
-				paths = append(paths, w)
+			for _, w := range [...]string{w, slashlessRoot(w)} {
+				if w != "" && routes.CleanPath(w) == w && !slices.Contains(paths, w) {
+					paths = append(paths, w)
+				}
 			}
 		}
 	}
@@ -107,6 +112,15 @@ func routeRequests(m httplimit.Match, ep string) []*http.Request {
 		}
 	}
 	return out
+}
+
+// slashlessRoot returns the path w without its trailing slash, "" when
+// it has none or is "/".
+func slashlessRoot(w string) string {
+	if len(w) < 2 || !strings.HasSuffix(w, "/") {
+		return ""
+	}
+	return w[:len(w)-1]
 }
 
 // pathsOf returns the paths of m, an alternative of a rule: "/" (every
@@ -230,54 +244,33 @@ func (a *altRoutes) takes(req *http.Request, exc []exceptRoutes) bool {
 		}
 	}
 	rs := witnessReadings(req.URL.Path)
-	var hit uint8
+	var hit []bool
 	for _, rd := range rs {
-		hit |= a.excepts(req, rd, exc)
+		hit = append(hit, a.excepts(req, rd, exc))
 	}
-	for _, rd := range rs {
-		if !leftOutReading(hit, rd.flags) && a.pathsTake(rd) {
+	for i, rd := range rs {
+		if !leftOutReading(rs, hit, i) && a.pathsTake(rd) {
 			return true
 		}
 	}
 	return false
 }
 
-// excepts returns the readings that the alternative's except_paths and
-// the paths of the entries of exc that take req hit by the reading rd of
-// req's path, as httplimit's alt.exceptsAt: bit rd.flags when one matches
-// rd, and bit rd.flags|unslashedWitness when ServeMux redirects rd to a
-// pattern's root with its trailing slash (see patternSet.redirectsAny)
-// and no path of the alternative names rd exactly (see
-// patternSet.namesExactly).
-func (a *altRoutes) excepts(req *http.Request, rd witnessReading, exc []exceptRoutes) uint8 {
+// excepts reports whether the alternative's except_paths or the paths
+// of an entry of exc that takes req match the reading rd of req's path.
+func (a *altRoutes) excepts(req *http.Request, rd witnessReading, exc []exceptRoutes) bool {
 	lower := rd.flags&loweredWitness != 0
-	sets := []*patternSet{&a.except}
+	except := &a.except
 	if lower {
-		sets[0] = &a.lowerExcepted
+		except = &a.lowerExcepted
 	}
-	for i := range exc {
-		if e := &exc[i]; len(e.e.Paths) > 0 && exceptTakes(e.e, req) {
-			ps := &e.paths
-			if lower {
-				ps = &e.lower
-			}
-			sets = append(sets, ps)
+	return except.matchesAny(rd.path) || slices.ContainsFunc(exc, func(e exceptRoutes) bool {
+		ps := &e.paths
+		if lower {
+			ps = &e.lower
 		}
-	}
-	paths := &a.paths
-	if lower {
-		paths = &a.lowerPaths
-	}
-	var hit uint8
-	for _, s := range sets {
-		if s.matchesAny(rd.path) {
-			hit |= 1 << rd.flags
-		}
-		if s.redirectsAny(rd.path) && !paths.namesExactly(rd.path) {
-			hit |= 1 << (rd.flags | unslashedWitness)
-		}
-	}
-	return hit
+		return len(e.e.Paths) > 0 && exceptTakes(e.e, req) && ps.matchesAny(rd.path)
+	})
 }
 
 // pathsTake reports whether the alternative's paths take the reading rd:
@@ -400,34 +393,6 @@ func (s *patternSet) matches(i int, p string) bool {
 func (s *patternSet) matchesAny(p string) bool {
 	for i := range s.pats {
 		if s.matches(i, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// namesExactly reports whether a pattern that ends in neither a slash,
-// {$} nor a {name...} wildcard matches the path p: one that ServeMux
-// routes p to rather than redirect it to p with a trailing slash.
-func (s *patternSet) namesExactly(p string) bool {
-	for i, pat := range s.pats {
-		if !strings.HasSuffix(pat, "/") && !strings.HasSuffix(pat, "...}") && !strings.HasSuffix(pat, "{$}") && s.matches(i, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// redirectsAny reports whether ServeMux redirects the path p to p with a
-// trailing slash, the root of a pattern that ends in a slash, {$} or a
-// {name...} wildcard, which it routes there: "/v1/admin" of "/v1/admin/".
-func (s *patternSet) redirectsAny(p string) bool {
-	for _, mux := range s.one {
-		if mux == nil {
-			continue
-		}
-		h, target := mux.Handler(&http.Request{Method: http.MethodGet, Host: "example.com", URL: &url.URL{Path: p}})
-		if _, routed := h.(*marker); !routed && target == p+"/" {
 			return true
 		}
 	}

@@ -73,9 +73,16 @@ type Rule struct {
 	// "/v1/bulk" leaves out /v1/bulk/, /v1/bulk;x, /v1/bulk.json and
 	// /V1/BULK too, but not /v1/bulkfoo or /v1/bulk/x. A subtree's pattern
 	// ("/v1/admin/", or one ending in {$} or {name...}) leaves out its root
-	// without the trailing slash too (/v1/admin, /v1/admin.json), which
-	// ServeMux redirects to it, unless a pattern of Paths names that root
-	// itself ("/v1/admin"). A reading that puts
+	// with the trailing slash whole (/v1/admin/ is not read as /v1/admin
+	// below /v1/), but not that root without the slash: /v1/admin and
+	// /v1/admin.json stay the rule's. Upstreams differ on them (ServeMux
+	// and a proxying nginx location redirect them to /v1/admin/; Express,
+	// Rails and nginx without a proxy there serve them as a route of their
+	// own), and counting them leaves them unlimited on none. A plan's cost
+	// of the subtree's route ("POST /v1/admin/") charges POST /v1/admin too
+	// (ServeMux's redirect), which the rule then counts at that cost: its
+	// limits must hold it (config refuses them at load otherwise). A
+	// reading that puts
 	// the path's segments otherwise (an escaped slash or dot segment,
 	// "/a/..;/b" without its parameters) respells none: the rule still
 	// applies where another reading is its ("/api/" except "/api/admin/"

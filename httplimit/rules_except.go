@@ -15,11 +15,12 @@ import (
 // respelling of (see readingFlags). /v1/bulk/, /v1/bulk;x,
 // /v1/bulk.json and /V1/BULK are all /v1/bulk, as /v1/bulk's cost
 // charges them, so a rule of /v1/ that leaves out /v1/bulk counts none
-// of them. A pattern of a subtree (or {$}, or {name...}) names its root
-// without the trailing slash too, which ServeMux redirects to it: that
-// reading is hit as one with its slash dropped (see alt.exceptsAt), so
-// /api/admin/, /api/admin and /api/admin.json are all left out by
-// /api/admin/. A reading that puts the path's segments otherwise (an escaped
+// of them. A subtree's pattern (/api/admin/, or one ending in {$} or
+// {name...}) does not leave out its root without the trailing slash:
+// /api/admin stays the rule's. Upstreams differ on it (ServeMux redirects
+// it to /api/admin/, Express and Rails serve it as a route of its own),
+// and counting it leaves it unlimited on none. A reading that puts the
+// path's segments otherwise (an escaped
 // slash or dot segment, a ".." segment carrying parameters) is another
 // upstream's route, not a respelling: an exception of it leaves out that
 // reading alone, so that no client moves a request out of a rule by
@@ -32,7 +33,10 @@ import (
 // case. A reading whose flags include another's is a respelling of it,
 // which an upstream serves as the same route: /v1/bulk (unslashed) of
 // /v1/bulk/, not the other way round, so that an exception of /v1/bulk
-// leaves out /v1/bulk/ and one of /v1/bulk/ does not leave out /v1/bulk.
+// leaves out the request /v1/bulk/ and one of /v1/bulk/ does not leave
+// out the request /v1/bulk. A request that ends in a slash is the route
+// its path names, though: an exception that matches a reading of it
+// leaves out that reading without its slash too (see respelled).
 type readingFlags uint8
 
 const (
@@ -98,7 +102,9 @@ func (a *alt) leftOut(r *http.Request, rd *pathReadings) leftOut {
 
 // respelled returns the readings that the readings hit leave out, bit f
 // for the reading of flags f: each of them, and each that one of them is
-// a respelling of (of flags its own include), across readPlain only when
+// a respelling of (of flags its own include, readUnslashed aside: the
+// request /api/admin/ that except /api/admin/ matches is left out
+// whole, not read as /api/admin below /api/), across readPlain only when
 // plainApart is false.
 func respelled(hit uint16, plainApart bool) uint16 {
 	var lo uint16
@@ -107,7 +113,7 @@ func respelled(hit uint16, plainApart bool) uint16 {
 	}
 	for f := range readingFlags(readingKinds) {
 		for g := range readingFlags(readingKinds) {
-			if g&f == f && hit&(1<<g) != 0 && (!plainApart || g&readPlain == f&readPlain) {
+			if (g|readUnslashed)&f == f && hit&(1<<g) != 0 && (!plainApart || g&readPlain == f&readPlain) {
 				lo |= 1 << f
 				break
 			}
@@ -154,67 +160,32 @@ func (a *alt) escapedHits(r *http.Request, e string, base readingFlags) uint16 {
 	return hit
 }
 
-// exceptsAt returns the readings that the alternative's exceptions hit
-// by the reading p of flags f, escaped or not: bit f when one matches p,
-// and bit f|readUnslashed when p is the root of one without its trailing
-// slash (see pathPattern.matchRoot) that no pattern of the alternative's
-// Paths names (see namesPath), as if read from that root with its slash:
-// ServeMux redirects /v1/admin to the subtree /v1/admin/, whose route
-// serves it, and so does an upstream that reads /v1/admin/ as /v1/admin.
+// exceptsAt returns bit f when one of the alternative's exceptions
+// matches the reading p of flags f, escaped or not (see excepts), else 0.
 func (a *alt) exceptsAt(r *http.Request, p string, escaped bool, f readingFlags) uint16 {
-	var hit uint16
-	if a.excepts(r, p, escaped, false) {
-		hit |= 1 << f
+	if a.excepts(r, p, escaped) {
+		return 1 << f
 	}
-	if a.excepts(r, p, escaped, true) && !a.namesPath(p, escaped) {
-		hit |= 1 << (f | readUnslashed)
-	}
-	return hit
-}
-
-// namesPath reports whether a pattern of the alternative's Paths matches
-// the cleaned path p, escaped or not, exactly: one without a root (see
-// pathPattern.hasRoot), which ServeMux routes p to rather than redirect
-// it ("/v1/admin" or "/v1/{name}" beside "/v1/admin/").
-func (a *alt) namesPath(p string, escaped bool) bool {
-	var m pathMatch // its wildcards are not read
-	for i := range a.paths {
-		if pp := &a.paths[i]; !pp.hasRoot() && pp.match(p, escaped, &m) {
-			return true
-		}
-	}
-	return false
+	return 0
 }
 
 // excepts reports whether one of the alternative's ExceptPaths, or the
 // paths of an Except entry that takes r, match the cleaned path p,
-// escaped or not: as it is, or, when root is set, as the root of the
-// pattern without its trailing slash (see pathPattern.matchRoot).
-func (a *alt) excepts(r *http.Request, p string, escaped, root bool) bool {
-	return len(a.except) > 0 && a.excepted(p, escaped, root) || len(a.exc) > 0 && exceptedBy(a.exc, r, p, escaped, root)
+// escaped or not.
+func (a *alt) excepts(r *http.Request, p string, escaped bool) bool {
+	return len(a.except) > 0 && a.excepted(p, escaped) || len(a.exc) > 0 && exceptedBy(a.exc, r, p, escaped)
 }
 
 // excepted reports whether one of the alternative's ExceptPaths matches
-// the cleaned path p, escaped or not, as it is or as its root (see
-// excepts).
-func (a *alt) excepted(p string, escaped, root bool) bool {
+// the cleaned path p, escaped or not.
+func (a *alt) excepted(p string, escaped bool) bool {
+	var m pathMatch // its wildcards are not read
 	for i := range a.except {
-		if matchesException(&a.except[i], p, escaped, root) {
+		if a.except[i].match(p, escaped, &m) {
 			return true
 		}
 	}
 	return false
-}
-
-// matchesException reports whether the exception pp matches the cleaned
-// path p, escaped or not: as it is, or, when root is set, as its root
-// (see pathPattern.matchRoot).
-func matchesException(pp *pathPattern, p string, escaped, root bool) bool {
-	var m pathMatch // its wildcards are not read
-	if root {
-		return pp.matchRoot(p, escaped, &m)
-	}
-	return pp.match(p, escaped, &m)
 }
 
 // plainApart reports whether the cleaned path p without its segments'
@@ -294,16 +265,16 @@ func (e *exceptEntry) takes(r *http.Request) bool {
 }
 
 // exceptedBy reports whether an entry of exc with paths takes r and
-// matches the cleaned path p, a reading of r's path, escaped or not, as
-// it is or as its root (see excepts).
-func exceptedBy(exc []exceptEntry, r *http.Request, p string, escaped, root bool) bool {
+// matches the cleaned path p, a reading of r's path, escaped or not.
+func exceptedBy(exc []exceptEntry, r *http.Request, p string, escaped bool) bool {
+	var m pathMatch // its wildcards are not read
 	for i := range exc {
 		e := &exc[i]
 		if len(e.paths) == 0 || !e.takes(r) {
 			continue
 		}
 		for j := range e.paths {
-			if matchesException(&e.paths[j], p, escaped, root) {
+			if e.paths[j].match(p, escaped, &m) {
 				return true
 			}
 		}

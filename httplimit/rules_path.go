@@ -139,34 +139,11 @@ type pathMatch struct {
 // that "%2F" stays inside its segment. It allocates nothing but to unescape
 // a literal segment of an escaped path.
 func (pp *pathPattern) match(p string, escaped bool, m *pathMatch) bool {
-	return pp.matchSegs(pp.segs, p, escaped, m)
-}
-
-// matchRoot reports whether the cleaned path p, escaped or not, is the
-// root of the pattern without its trailing slash: the pattern ends in a
-// slash, {$} or a {name...} wildcard, and p is the path it matches up to
-// that last segment ("/v1/admin" of "/v1/admin/" or "/v1/admin/{$}"),
-// which ServeMux redirects to p with a slash and routes to the pattern.
-func (pp *pathPattern) matchRoot(p string, escaped bool, m *pathMatch) bool {
-	n := len(pp.segs)
-	return n > 1 && pp.hasRoot() && pp.matchSegs(pp.segs[:n-1], p, escaped, m)
-}
-
-// hasRoot reports whether the pattern ends in a slash, {$} or a
-// {name...} wildcard: it matches no path without a trailing slash
-// exactly, and ServeMux redirects its root without the slash to it.
-func (pp *pathPattern) hasRoot() bool {
-	last := &pp.segs[len(pp.segs)-1]
-	return last.dollar || last.rest || pp.subtree
-}
-
-// matchSegs is match for the pattern's first segments segs.
-func (pp *pathPattern) matchSegs(segs []pathSeg, p string, escaped bool, m *pathMatch) bool {
 	m.path, m.escaped = p, escaped
 	pos := 1 // start of the current path segment; len(p)+1: no segment left
 	w := 0
-	for i := range segs {
-		s := &segs[i]
+	for i := range pp.segs {
+		s := &pp.segs[i]
 		if pos > len(p) {
 			return false
 		}
