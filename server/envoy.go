@@ -67,6 +67,9 @@ func (s *Server) observeEnvoy(res *envoy.Result, took time.Duration, err error) 
 		s.undecided(err)
 		return
 	}
+	if s.decidedByFallback(nil, took) {
+		s.metrics.fallbackRequests.Inc()
+	}
 	s.stats.recordEnvoy(res)
 	near := false
 	for _, o := range res.Descriptors {

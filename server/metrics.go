@@ -28,6 +28,11 @@ type metrics struct {
 	counters  decisionCounters // decisions' children, looked up once
 	seconds   prometheus.Histogram
 	nearLimit prometheus.Counter
+	// fallbackRequests counts the requests of seconds (decided, not
+	// undecided) that the failover's on_store_error rule decided: one at
+	// most per request, however many store calls its decision made
+	// (sluice_fallback_decisions_total counts those calls).
+	fallbackRequests prometheus.Counter
 	// sluice_global_remaining_ratio is read at each scrape: see
 	// globalRemaining.
 	undecided   prometheus.Counter
@@ -60,9 +65,19 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Decisions per plan (policy) and limit (for the Envoy service, per domain and rule): allowed (the request was admitted), limited (this limit refused it), shadow (this shadow limit would have refused it), unlimited (an Envoy rule with unlimited: true admitted it, counting nothing), unavailable (refused because the store could not be reached, by on_store_error: deny: no limit refused it).",
 		}, []string{"policy", "limit", "result"}),
 		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "sluice_decision_seconds",
-			Help:    "Time to decide one request (all its limits, one store call).",
-			Buckets: []float64{5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 5e-2},
+			Name: "sluice_decision_seconds",
+			Help: "Time to decide one request (all its limits, one store call).",
+			// From 5 µs (a decision in memory) to 5 s, beyond the
+			// store.redis.timeout a decision waits for: a quantile of
+			// slow decisions (a Redis answering late, within its
+			// timeout) reads as slow as they are, not as the highest
+			// bound.
+			Buckets: []float64{5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2,
+				0.1, 0.25, 0.5, 1, 2.5, 5},
+		}),
+		fallbackRequests: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sluice_fallback_requests_total",
+			Help: "Requests decided by on_store_error instead of the store: those during whose decision it decided a call on one of their store nodes (theirs or, erring on the side of counting, another's). At most one per request of sluice_decision_seconds_count, however many store calls its decision made; 0 without a Redis store.",
 		}),
 		nearLimit: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sluice_near_limit_total",
@@ -114,7 +129,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, scope := range []config.Scopes{config.ScopeRead, config.ScopeCheck, config.ScopeOverridePlan, config.ScopeAdmin} {
 		m.refusedCallers.WithLabelValues(scope.String()) // at 0 until the first refusal
 	}
-	reg.MustRegister(m.decisions, m.seconds, m.nearLimit, m.undecided, m.degradation, m.transitions, m.reloads,
+	reg.MustRegister(m.decisions, m.seconds, m.fallbackRequests, m.nearLimit, m.undecided, m.degradation, m.transitions, m.reloads,
 		m.reloadOK, m.reloadTime, m.configInfo, m.refusedCallers, m.shedConnections, m.proxyHeaderRefusals)
 	m.counters.with = func(k counterKey) prometheus.Counter {
 		return m.decisions.WithLabelValues(k.policy, k.limit, k.result)
@@ -231,10 +246,17 @@ func (s *Server) observe(res *httplimit.Result, took time.Duration, err error) {
 // scaledUpTo are a degraded level's reduced ones (0: the configured
 // limits): notify does not judge those (notifier.observe).
 func (s *Server) observeScaled(res *httplimit.Result, took time.Duration, err error, scaledUpTo time.Duration) {
+	var observed time.Time // when the decision had ended: see decidedByFallback
+	if s.opts.Failover != nil {
+		observed = time.Now()
+	}
 	s.metrics.seconds.Observe(took.Seconds())
 	if err != nil {
 		s.undecided(err)
 		return
+	}
+	if s.opts.Failover != nil && s.decidedByFallback(res.Checks, took+time.Since(observed)) {
+		s.metrics.fallbackRequests.Inc()
 	}
 	d := &res.Decision
 	plan := res.Identity.Plan.Name
@@ -262,6 +284,22 @@ func (s *Server) observeScaled(res *httplimit.Result, took time.Duration, err er
 		s.notify.observe(st.notify, res, scaledUpTo)
 	}
 }
+
+// decidedByFallback reports whether a request decided by checks (all
+// nodes for none), whose decision began ago, was decided by the
+// failover's on_store_error rule: a node of its checks fell back since,
+// or within fallbackSlack before. Another request's fallback on the same
+// node meanwhile counts as well, so it errs on the side of true (see
+// failover.Store.FellBack). Without a failover no decision falls back.
+func (s *Server) decidedByFallback(checks []sluice.Check, ago time.Duration) bool {
+	return s.opts.Failover != nil && s.opts.Failover.FellBack(checks, ago+fallbackSlack)
+}
+
+// fallbackSlack widens the span decidedByFallback asks about: the
+// decision's time, as its middleware measures it, can begin after the
+// failover stamped the decision's own fallback (by up to ~100 µs in
+// tests), which must not be missed.
+const fallbackSlack = time.Millisecond
 
 // registerMemoryMetrics exports the counts of the in-process store m (none
 // when m is nil), its bound among them
