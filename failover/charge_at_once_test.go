@@ -24,13 +24,9 @@ import (
 func TestAClientOnAHealthyNodeKeepsThePrimaryWhenAnotherClientOfItsLimitSpansADownNode(t *testing.T) {
 	clk := storetest.NewClock()
 	remote := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
-	local := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
 	defer remote.Close()
-	defer local.Close()
-	primary := &namingStore{nodeStore{next: remote}}
-	f := mustFailover(primary, local, failover.Options{Node: nodeOf, Instances: 2,
-		Breaker: failover.BreakerOptions{Clock: clk.Now},
-		Charge:  func(context.Context, []sluice.Check) error { return nil }})
+	primary, f := onNodes(t, clk, remote, failover.Options{
+		Charge: func(context.Context, []sluice.Check) error { return nil }})
 	lim := sluice.NewLimiter(f)
 	ctx := context.Background()
 
@@ -74,15 +70,11 @@ func TestUnitsAdmittedLocallyOnAHealthyNodeAreChargedBeforeAnotherInstanceDecide
 	down.down.Store("b")
 	var instances []*sluice.Limiter
 	for range 2 {
-		local := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
-		defer local.Close()
-		primary := &namingStore{nodeStore{next: remote}}
-		primary.down.Store("b")
-		f := mustFailover(primary, local, failover.Options{Node: nodeOf, Instances: 2,
-			Breaker: failover.BreakerOptions{Clock: clk.Now},
+		primary, f := onNodes(t, clk, remote, failover.Options{
 			Charge: func(ctx context.Context, checks []sluice.Check) error {
 				return chargeLeft(ctx, remote, down, checks)
 			}})
+		primary.down.Store("b")
 		instances = append(instances, sluice.NewLimiter(f))
 	}
 	ctx := context.Background()
@@ -124,14 +116,10 @@ func TestUnitsAdmittedLocallyOnAHealthyNodeAreChargedBeforeAnotherInstanceDecide
 func TestAHealthyNodeWhoseChargeAtOnceFailsReturns(t *testing.T) {
 	clk := storetest.NewClock()
 	remote := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
-	local := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
 	defer remote.Close()
-	defer local.Close()
-	primary := &namingStore{nodeStore{next: remote}}
 	var failCharge atomic.Bool
 	var ids []string
-	f := mustFailover(primary, local, failover.Options{Node: nodeOf, Instances: 2,
-		Breaker: failover.BreakerOptions{Clock: clk.Now},
+	primary, f := onNodes(t, clk, remote, failover.Options{
 		ChargeOnce: func(_ context.Context, checks []sluice.Check, chargeIDs []string) error {
 			for i := range checks {
 				if nodeOf(&checks[i]) == "a" {

@@ -22,13 +22,9 @@ import (
 func TestAHealthyNodeKeepsTheKeysOfLimitsNoFallbackAdmittedOnThePrimary(t *testing.T) {
 	clk := storetest.NewClock()
 	remote := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
-	local := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
 	defer remote.Close()
-	defer local.Close()
-	primary := &namingStore{nodeStore{next: remote}}
-	f := mustFailover(primary, local, failover.Options{Node: nodeOf, Instances: 2,
-		Breaker: failover.BreakerOptions{Clock: clk.Now},
-		Charge:  func(context.Context, []sluice.Check) error { return nil }})
+	primary, f := onNodes(t, clk, remote, failover.Options{
+		Charge: func(context.Context, []sluice.Check) error { return nil }})
 	lim := sluice.NewLimiter(f)
 	ctx := context.Background()
 
@@ -103,15 +99,11 @@ func TestAHealthyNodeReturnsTheLimitsAFallbackAdmittedThereBecauseOfAnother(t *t
 	down.down.Store("b")
 	var instances []*sluice.Limiter
 	for range 2 {
-		local := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
-		defer local.Close()
-		primary := &namingStore{nodeStore{next: remote}}
-		primary.down.Store("b")
-		f := mustFailover(primary, local, failover.Options{Node: nodeOf, Instances: 2,
-			Breaker: failover.BreakerOptions{Clock: clk.Now},
+		primary, f := onNodes(t, clk, remote, failover.Options{
 			Charge: func(ctx context.Context, checks []sluice.Check) error {
 				return chargeLeft(ctx, remote, down, checks)
 			}})
+		primary.down.Store("b")
 		instances = append(instances, sluice.NewLimiter(f))
 	}
 	ctx := context.Background()
@@ -170,4 +162,16 @@ func chargeLeft(ctx context.Context, primary sluice.Store, down *nodeStore, chec
 		}
 	}
 	return nil
+}
+
+// onNodes returns a failover over a primary of remote whose checks' keys
+// name their node (nodeOf), one of two instances, its breaker on clk, and
+// a local store of its own; o gives the charge.
+func onNodes(t *testing.T, clk *storetest.Clock, remote sluice.Store, o failover.Options) (*namingStore, *failover.Store) {
+	t.Helper()
+	local := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
+	t.Cleanup(func() { local.Close() })
+	primary := &namingStore{nodeStore{next: remote}}
+	o.Node, o.Instances, o.Breaker = nodeOf, 2, failover.BreakerOptions{Clock: clk.Now}
+	return primary, mustFailover(primary, local, o)
 }
