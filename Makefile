@@ -37,6 +37,9 @@ deps:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq -o DPkg::Lock::Timeout=120 && \
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=120 $$missing >/dev/null; }
+	@v=$$(redis-server --version 2>/dev/null); major=$${v#* v=}; major=$${major%%.*}; \
+	  [ -z "$$v" ] || [ "$$major" -ge 7 ] 2>/dev/null || { \
+	  echo "make deps: $$v: the tests need Redis 7.0 or later (the store's scripts use PEXPIRETIME); Debian 12 and Ubuntu 24.04 ship it"; exit 1; }
 
 # make bench: side-by-side benchmarks against peer libraries (bench/ module).
 bench:

@@ -24,8 +24,11 @@ const (
 	useRedisCA        = "redis-ca"        // the CAs of Redis's certificate (store.redis.tls.ca_file)
 )
 
-// maxCertFile bounds a certificate or CA file read at a scrape, as the
-// configuration bounds it (a system's whole CA bundle is about 200 KB).
+// maxCertFile bounds a certificate or CA file read at a scrape: the
+// largest bound the configuration sets, a listener's (a system's whole CA
+// bundle is about 200 KB). Redis's and the upstream's files are held to
+// 1 MiB where they are loaded, so one of 1 to 4 MiB has its expiry
+// reported here though it cannot be used.
 const maxCertFile = 4 << 20
 
 // certExpiry exports sluice_tls_certificate_expiry_timestamp_seconds: for

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/sluice-dev/sluice/config"
 )
@@ -30,10 +28,6 @@ func inputName(name string) string {
 	return name
 }
 
-// maxPipedSecret bounds a secret read from a pipe or a terminal:
-// config.ReadSecret's bound of a secret file, 64 KiB.
-const maxPipedSecret = 64 << 10
-
 // readSecretOnce returns the secret at path as config.ReadSecret does (one
 // trailing newline left out; empty, or more than 64 KiB, is an error),
 // and reads it from a pipe or a terminal too: -token-file <(pass show
@@ -53,7 +47,7 @@ func readSecretOnce(ctx context.Context, path string) (string, error) {
 			return nil, err
 		}
 		defer f.Close()
-		b, err := io.ReadAll(io.LimitReader(f, maxPipedSecret+1))
+		b, err := io.ReadAll(io.LimitReader(f, config.MaxSecretBytes+1))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -62,17 +56,10 @@ func readSecretOnce(ctx context.Context, path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if len(b) > maxPipedSecret {
-		return "", fmt.Errorf("%s holds more than %d bytes", path, maxPipedSecret)
+	if len(b) > config.MaxSecretBytes {
+		return "", fmt.Errorf("%s holds more than %d bytes", path, config.MaxSecretBytes)
 	}
-	s := string(b)
-	if t, ok := strings.CutSuffix(s, "\n"); ok {
-		s = strings.TrimSuffix(t, "\r")
-	}
-	if s == "" {
-		return "", errors.New(path + " is empty")
-	}
-	return s, nil
+	return config.SecretText(path, b)
 }
 
 // untilDone returns what read returns, or ctx's error when ctx ends first

@@ -93,7 +93,28 @@ func serverPath(tb testing.TB) string {
 		tb.Fatalf("redistest: redis-server not found in PATH (%v): the Redis tests need a real Redis 7; "+
 			"run `make test`, which installs it, or `apt-get install redis-server`", err)
 	}
+	out, err := exec.Command(p, "--version").Output()
+	if err != nil {
+		tb.Fatalf("redistest: %s --version: %v", p, err)
+	}
+	if major, ok := redisMajor(string(out)); !ok || major < 7 {
+		tb.Fatalf("redistest: %s is %q: the Redis tests need Redis 7.0 or later (the store's scripts use PEXPIRETIME): "+
+			"Debian 12 and Ubuntu 24.04 ship it (`apt-get install redis-server`)", p, strings.TrimSpace(string(out)))
+	}
 	return p
+}
+
+// redisMajor reads the major version from the output of
+// `redis-server --version` ("Redis server v=7.0.15 sha=…"); ok is false
+// when the output has no version.
+func redisMajor(version string) (major int, ok bool) {
+	_, v, found := strings.Cut(version, " v=")
+	if !found {
+		return 0, false
+	}
+	n, _, _ := strings.Cut(v, ".")
+	major, err := strconv.Atoi(n)
+	return major, err == nil
 }
 
 // newServer picks free ports and prepares the arguments of a server; it does
