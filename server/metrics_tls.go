@@ -44,8 +44,8 @@ const maxCertFile = 4 << 20
 //     configuration in force's (loaded at its start or its last reload,
 //     which a changed file sets off), so that a renewed file that does not
 //     load is not reported; after a reload that takes a listener's TLS
-//     out, the last it served, which it keeps serving until the next
-//     start. A listener that does not serve TLS, or has not started, has
+//     out, that of the last configuration in force that had it, which it
+//     keeps serving until the next start. A listener that does not serve TLS, or has not started, has
 //     none, even if the configuration in force names one;
 //   - client certificates are the pair the next connection presents
 //     (config.ClientTLS.Presented): the pair their files hold at

@@ -327,8 +327,11 @@ func New(opts Options) (*Server, error) {
 
 // inForce records st as the configuration served, in the metrics: its
 // digest (sluice_config_info) and the series of its limits that count what
-// the upstream reports.
+// the upstream reports; and in tlsListeners, whose listeners keep its TLS
+// after a reload takes it out. Called with each state put in force, before
+// the next one is.
 func (s *Server) inForce(st *state) {
+	s.tlsListeners.inForce(st)
 	s.metrics.inForce(st.cfg)
 	s.reported.known(st.mw.Counts())
 }
