@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/internal/redact"
 )
 
 // CORS says which browser origins may read the responses sluice makes
@@ -73,7 +75,7 @@ func (d *decoder) cors(n *yaml.Node, path string, c *CORS) {
 				u, err := url.Parse(strings.Replace(o, "://*.", "://x.", 1))
 				if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != "" || u.RawQuery != "" ||
 					u.Fragment != "" || u.User != nil || strings.HasSuffix(o, "/") || strings.Count(o, "*") > 1 {
-					d.Errorf(e, p, "%q is not an origin: want scheme://host[:port] (https://app.example.com), a host under *. (https://*.example.com), or *", o)
+					d.Errorf(e, p, "%q is not an origin: want scheme://host[:port] (https://app.example.com), a host under *. (https://*.example.com), or *", redact.URL(o))
 					return
 				}
 				if !hostPort(strings.ToLower(u.Host)) {

@@ -46,7 +46,7 @@ func TestCORSOrigins(t *testing.T) {
 		`    origins: ["https://a.com/path"]`:         `"https://a.com/path" is not an origin`,
 		`    origins: ["ftp://a.com"]`:                `"ftp://a.com" is not an origin`,
 		`    origins: ["https://*.*.a.com"]`:          `"https://*.*.a.com" is not an origin`,
-		`    origins: ["https://user@a.com"]`:         `"https://user@a.com" is not an origin`,
+		`    origins: ["https://user@a.com"]`:         `"https://xxxxx@a.com" is not an origin`, // a user information alone may be a password
 		`    origins: ["https://bücher.example"]`:     `"https://bücher.example": write the host as browsers send it, in ASCII`,
 		"    origins: [\"*\"]\n    credentials: true": `t.yaml:5:18: response.cors.credentials: origins * allows any page, which browsers refuse with credentials`,
 		`    allow: [x]`:                              `response.cors.allow`,

@@ -204,7 +204,7 @@ func TestJWTOptionsErrorsAreAtTheirKey(t *testing.T) {
 	os.WriteFile(notASet, []byte("[]"), 0o600)
 	for _, c := range []struct{ name, jwt, want string }{
 		{"a jwks_url that does not parse", "    jwks_url: \"http://[::1\"\n",
-			`bad.yaml:3:15: identity.jwt.jwks_url: parse "http://[::1": missing ']' in host`},
+			`bad.yaml:3:15: identity.jwt.jwks_url: "http://[::1" is not a URL: missing ']' in host`},
 		{"a jwks_url over plain http", "    jwks_url: \"http://auth.example.com/k\"\n",
 			`bad.yaml:3:15: identity.jwt.jwks_url: "http://auth.example.com/k": http:// only to a loopback host`},
 		{"a secret_file too short", "    secret_file: " + short + "\n",

@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/envoy"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/redact"
 )
 
 // Notify is the notify section: a webhook told when a client has used a
@@ -76,7 +77,7 @@ func (d *decoder) notify(n *yaml.Node, path string, nt *Notify) {
 	case urlNode == nil:
 		d.Errorf(n, path+".url", "missing: where notifications are posted")
 	case err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopbackHost(u.Hostname()))):
-		d.Errorf(urlNode, path+".url", "%q is not an https:// URL (http:// only to a loopback host)", nt.URL)
+		d.Errorf(urlNode, path+".url", "%q is not an https:// URL (http:// only to a loopback host)", redact.URL(nt.URL))
 	}
 	if limitsNode == nil || len(nt.Limits) == 0 {
 		d.Errorf(n, path+".limits", "missing: the fixed-window limits whose quota is notified, by name")

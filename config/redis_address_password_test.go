@@ -22,11 +22,14 @@ func TestARedisAddressWithAPasswordIsRefusedWithoutIt(t *testing.T) {
 		{"rediss://:hunter2secret@r.example:6380/0",
 			`v.yaml:6:17: store.redis.addresses[0]: "rediss://:xxxxx@r.example:6380/0" is not a host:port address (e.g. redis.internal:6379)` + instead},
 		// A password url.Parse does not read (a "/" in it), or no scheme:
-		// all before the last "@" is masked.
+		// all after the user name up to the last "@" is masked.
 		{"redis://sluice:hunter2/secret@r.example:6379",
-			`v.yaml:6:17: store.redis.addresses[0]: "redis://xxxxx@r.example:6379" is not a host:port address (e.g. redis.internal:6379)` + instead},
+			`v.yaml:6:17: store.redis.addresses[0]: "redis://sluice:xxxxx@r.example:6379" is not a host:port address (e.g. redis.internal:6379)` + instead},
 		{"sluice:hunter2secret@r.example:6379",
-			`v.yaml:6:17: store.redis.addresses[0]: "xxxxx@r.example:6379" is not a host:port address (e.g. redis.internal:6379)` + instead},
+			`v.yaml:6:17: store.redis.addresses[0]: "sluice:xxxxx@r.example:6379" is not a host:port address (e.g. redis.internal:6379)` + instead},
+		// A password alone, as redis-cli reads redis://secret@host.
+		{"redis://hunter2secret@r.example:6379",
+			`v.yaml:6:17: store.redis.addresses[0]: "redis://xxxxx@r.example:6379" is not a host:port address (e.g. redis.internal:6379)` + instead},
 		{"redis://r.example:6379",
 			`v.yaml:6:17: store.redis.addresses[0]: "redis://r.example:6379" is not a host:port address (e.g. redis.internal:6379): write the host and port alone, without a scheme`},
 	} {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"maps"
 	"net"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/redact"
 )
 
 // defaultReplicaWait is redis.DefaultReplicaWait, the wait of a write for
@@ -154,37 +154,14 @@ func (d *decoder) dialAddress(n *yaml.Node, p string) string {
 		}
 	}
 	if err != nil && n.Kind == yaml.ScalarNode {
-		shown, credentials := withoutPassword(s)
 		var instead string
 		switch {
-		case credentials:
+		case strings.Contains(s, "@"): // credentials (redis://user:secret@host:6379, as managed Redis providers hand them out)
 			instead = ": write the host and port alone, the user in username and the password in a file named by password_file"
 		case strings.Contains(s, "://"):
 			instead = ": write the host and port alone, without a scheme"
 		}
-		d.Errorf(n, p, "%q is not a host:port address (e.g. redis.internal:6379)%s", shown, instead)
+		d.Errorf(n, p, "%q is not a host:port address (e.g. redis.internal:6379)%s", redact.URL(s), instead)
 	}
 	return s
-}
-
-// withoutPassword returns s, an address as written, as an error may show
-// it, and whether it holds credentials: a URL's password (as managed
-// Redis providers hand out redis://user:secret@host:6379) replaced by
-// "xxxxx", as url.URL.Redacted shows it and the upstream's check does;
-// whatever precedes the last "@" of an address that is no such URL
-// (user:secret@host:6379, or a password url.Parse does not read), as
-// "xxxxx".
-func withoutPassword(s string) (string, bool) {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		return u.Redacted(), true
-	}
-	at := strings.LastIndexByte(s, '@')
-	if at < 0 {
-		return s, false
-	}
-	scheme, _, ok := strings.Cut(s[:at], "://")
-	if !ok {
-		return "xxxxx" + s[at:], true
-	}
-	return scheme + "://xxxxx" + s[at:], true
 }

@@ -115,6 +115,12 @@ func TestNewRefusesInvalidOptions(t *testing.T) {
 			`httplimit: Options.Plans[0].Upgrade.URL: "javascript:alert(1)" is not an http or https URL`},
 		{"docs URL of no web page", with(func(o *httplimit.Options) { o.DocsURL = "data:text/html,hi" }), "DocsURL",
 			`httplimit: Options.DocsURL: "data:text/html,hi" is not an http or https URL`},
+		{"docs URL with a password and no scheme", with(func(o *httplimit.Options) { o.DocsURL = "docs:hunter2@example.com/limits" }), "DocsURL",
+			`httplimit: Options.DocsURL: "docs:xxxxx@example.com/limits" is not an http or https URL`},
+		{"upgrade URL with a password url.Parse refuses", with(func(o *httplimit.Options) {
+			o.Plans[0].Upgrade = &httplimit.Upgrade{Plan: "pro", URL: "https://shop:hunter2%x@example.com/pricing"}
+		}), "Plans[0].Upgrade.URL",
+			`httplimit: Options.Plans[0].Upgrade.URL: "https://shop:xxxxx@example.com/pricing" is not an absolute URL`},
 		{"relative docs URL", with(func(o *httplimit.Options) { o.DocsURL = "docs/limits" }), "DocsURL",
 			`httplimit: Options.DocsURL: "docs/limits" is not an absolute URL`},
 		{"key twice", with(func(o *httplimit.Options) { o.Keys = []httplimit.Key{{SHA256: key}, {SHA256: key, Plan: pro}} }), "Keys[1].SHA256",

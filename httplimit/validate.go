@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/redact"
 	"github.com/sluice-dev/sluice/internal/routes"
 )
 
@@ -280,9 +281,9 @@ func (v *validator) plan(field string, p *Plan, global []sluice.Limit, names map
 func (v *validator) webURL(field, s string) {
 	switch u, err := url.Parse(s); {
 	case err != nil || u.Scheme == "":
-		v.errorf(field, "%q is not an absolute URL", s)
+		v.errorf(field, "%q is not an absolute URL", redact.URL(s))
 	case !strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https") || u.Host == "":
-		v.errorf(field, "%q is not an http or https URL", s)
+		v.errorf(field, "%q is not an http or https URL", redact.URL(s))
 	}
 }
 

@@ -1,12 +1,15 @@
 package jwt
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/sluice-dev/sluice/internal/redact"
 )
 
 // hmacAlgs returns the algorithms a Secret verifies.
@@ -74,8 +77,7 @@ func (o *Options) validate() ([]jose.SignatureAlgorithm, *keySet, error) {
 		if strings.ContainsAny(o.Issuer, "?#") {
 			// Its discovery document's URL would end its query or its
 			// fragment instead of its path.
-			u, _ := url.Parse(o.Issuer) // checkURL parsed it
-			return nil, nil, fieldError("Issuer", "with Discover: %q has a query or a fragment, which an issuer never has (OpenID Connect Discovery 1.0, section 3)", u.Redacted())
+			return nil, nil, fieldError("Issuer", "with Discover: %q has a query or a fragment, which an issuer never has (OpenID Connect Discovery 1.0, section 3)", redact.URL(o.Issuer))
 		}
 	}
 	algs, err := o.algorithms()
@@ -143,14 +145,31 @@ func (o *Options) algorithms() ([]jose.SignatureAlgorithm, error) {
 }
 
 // checkURL says whether s may be fetched a JWK Set from: https://, or
-// http:// to a loopback host.
+// http:// to a loopback host. Its error never shows s's password: it
+// names s as redact.URL shows it, and why url.Parse refuses s in
+// url.Parse's words alone (parseReason).
 func checkURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil {
-		return err
+		return fmt.Errorf("%q is not a URL: %s", redact.URL(s), parseReason(err))
 	}
 	return checkParsedURL(u)
 }
+
+// parseReason returns why url.Parse refused a URL (its error err)
+// without the URL and without the part of it that its words quote,
+// which may be a password's: `parse "…": invalid port ":secret" after
+// host` is "invalid port".
+func parseReason(err error) string {
+	if uerr, ok := errors.AsType[*url.Error](err); ok {
+		err = uerr.Err
+	}
+	reason, _, _ := strings.Cut(err.Error(), `"`)
+	return strings.TrimSpace(reason)
+}
+
+// redacted returns u as an error names it: without its password.
+func redacted(u *url.URL) string { return redact.URL(u.String()) }
 
 // checkHop says whether a fetch may go on from the URL from to the URL to
 // (a redirect, or the "jwks_uri" of a discovery document): to must be a
@@ -160,9 +179,9 @@ func checkURL(s string) error {
 func checkHop(from, to *url.URL) error {
 	switch {
 	case from.Scheme == "https" && to.Scheme != "https":
-		return fmt.Errorf("%q: from https:// to %s://", to.Redacted(), to.Scheme)
+		return fmt.Errorf("%q: from https:// to %s://", redacted(to), to.Scheme)
 	case (loopback(to.Hostname()) || localName(to.Hostname())) && !loopback(from.Hostname()):
-		return fmt.Errorf("%q: to a loopback host from %q, which is not one", to.Redacted(), from.Hostname())
+		return fmt.Errorf("%q: to a loopback host from %q, which is not one", redacted(to), from.Hostname())
 	}
 	return checkParsedURL(to)
 }
@@ -175,8 +194,8 @@ func checkParsedURL(u *url.URL) error {
 	case u.Scheme == "http" && loopback(u.Hostname()):
 		return nil
 	case u.Scheme == "http":
-		return fmt.Errorf("%q: http:// only to a loopback host (127.0.0.0/8, ::1, 0.0.0.0, ::, localhost); use https://", u.Redacted())
+		return fmt.Errorf("%q: http:// only to a loopback host (127.0.0.0/8, ::1, 0.0.0.0, ::, localhost); use https://", redacted(u))
 	default:
-		return fmt.Errorf("%q is not an https:// URL", u.Redacted())
+		return fmt.Errorf("%q is not an https:// URL", redacted(u))
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -12,6 +11,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/redact"
 )
 
 var _ httplimit.TokenVerifier = (*Verifier)(nil)
@@ -114,10 +114,7 @@ func newFetcher(o Options, set *atomic.Pointer[keySet], h hooks) *fetcher {
 		f.url = strings.TrimSuffix(o.Issuer, "/") + "/.well-known/openid-configuration"
 		f.issuer = o.Issuer
 	}
-	f.shown = f.url
-	if u, err := url.Parse(f.url); err == nil {
-		f.shown = u.Redacted()
-	}
+	f.shown = redact.URL(f.url)
 	f.client, f.transport = newClient(o.Client, newDialGuard(f.url, h.resolve))
 	if f.refresh == 0 {
 		f.refresh = defaultRefresh

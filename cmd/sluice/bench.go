@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/sluice-dev/sluice/internal/redact"
 )
 
 // benchOptions is what "sluice bench" sends.
@@ -119,7 +121,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	o.tls = tc
-	fmt.Fprintf(stdout, "sluice bench: %s %s for %s over %d connections, %s\n", o.method, redactURL(o.url), o.span(), o.conns, o.mode())
+	fmt.Fprintf(stdout, "sluice bench: %s %s for %s over %d connections, %s\n", o.method, redact.URL(o.url), o.span(), o.conns, o.mode())
 	r := bench(ctx, &o)
 	r.write(stdout)
 	if r.interrupted {
@@ -175,15 +177,6 @@ func (r *benchResult) codes() []int {
 	return codes
 }
 
-// redactURL returns s with the password of its user information, if any,
-// replaced by "xxxxx": what bench prints of the URL it sends to.
-func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil {
-		return u.Redacted()
-	}
-	return s
-}
-
 // maxBenchConns bounds -c: far above what one machine's load on one
 // server needs, below what a typo's extra zeros would open.
 const maxBenchConns = 10000
@@ -193,7 +186,7 @@ const maxBenchConns = 10000
 func (o *benchOptions) validate() error {
 	u, err := url.Parse(o.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageErrorf("URL %q: want http://host[:port]/path or https://…", redactURL(o.url))
+		return usageErrorf("URL %q: want http://host[:port]/path or https://…", redact.URL(o.url))
 	}
 	switch {
 	case o.conns < 1:

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/redact"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -93,7 +94,7 @@ func jwtText(j *config.JWT, named bool, unverified string) string {
 	var keys string
 	switch {
 	case j.JWKSURL != "":
-		keys = "keys from " + redactURL(j.JWKSURL)
+		keys = "keys from " + redact.URL(j.JWKSURL)
 	case j.Discover:
 		keys = "keys its discovery document names"
 	case j.JWKSFile != "":

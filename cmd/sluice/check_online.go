@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/redact"
 	"github.com/sluice-dev/sluice/jwt"
 	"github.com/sluice-dev/sluice/server"
 )
@@ -28,7 +29,7 @@ func checkOnline(ctx context.Context, w io.Writer, cfg *config.Config) error {
 		if j.JWKSURL == "" && !j.Discover {
 			continue
 		}
-		from := redactURL(j.JWKSURL)
+		from := redact.URL(j.JWKSURL)
 		if j.Discover {
 			from = "the OpenID configuration of " + j.Issuer
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/redact"
 )
 
 // printResponse prints what refused and limited clients are told: header
@@ -69,7 +70,7 @@ func printNotify(w io.Writer, cfg *config.Config) {
 	if n.Secret != nil {
 		signed = "signed with the secret of " + n.SecretFile
 	}
-	fmt.Fprintf(w, "NOTIFY  %s at %s of %s, once per window; %s\n", redactURL(n.URL), strings.Join(at, ", "), strings.Join(n.Limits, ", "), signed)
+	fmt.Fprintf(w, "NOTIFY  %s at %s of %s, once per window; %s\n", redact.URL(n.URL), strings.Join(at, ", "), strings.Join(n.Limits, ", "), signed)
 }
 
 // printSettle prints the SETTLE line when the decision API's settlement

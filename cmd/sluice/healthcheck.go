@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/sluice-dev/sluice/internal/redact"
 )
 
 // defaultHealthURL is the readiness endpoint of a server whose admin
@@ -48,7 +50,7 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	if fs.NArg() == 1 {
 		target = fs.Arg(0)
 	}
-	shown := redactURL(target) // what messages name: never a password in it
+	shown := redact.URL(target) // what messages name: never a password in it
 	u, err := url.Parse(target)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return usageErrorf("%q: want an http or https URL", shown)

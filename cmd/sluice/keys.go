@@ -24,6 +24,7 @@ import (
 	"unicode"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/redact"
 )
 
 const keysUsage = `usage: sluice keys [flags] top | inspect SUBJECT | reset SUBJECT | penalize SUBJECT | token FILE
@@ -87,7 +88,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		*token = t
 	}
 	if u, err := url.Parse(*admin); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageErrorf("-admin %q: want the admin listener's URL, e.g. http://127.0.0.1:9090 (https:// with admin.tls)", redactURL(*admin))
+		return usageErrorf("-admin %q: want the admin listener's URL, e.g. http://127.0.0.1:9090 (https:// with admin.tls)", redact.URL(*admin))
 	}
 	*admin = strings.TrimSuffix(*admin, "/")
 	if u, _ := url.Parse(*admin); *token != "" && inClear(u) {
@@ -167,7 +168,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return withSchemeHint(err, *admin)
 	}
 	if err := printKeys(stdout, rest[0], body); err != nil {
-		return fmt.Errorf("%s %s: not an answer of sluice's admin listener (is -admin its URL?)", method, redactURL(u))
+		return fmt.Errorf("%s %s: not an answer of sluice's admin listener (is -admin its URL?)", method, redact.URL(u))
 	}
 	return nil
 }
@@ -261,7 +262,7 @@ func callAdmin(ctx context.Context, client *http.Client, method, u, token string
 	}
 	if loc := resp.Header.Get("Location"); resp.StatusCode/100 == 3 && loc != "" {
 		return nil, &adminError{status: resp.StatusCode, text: fmt.Sprintf("%s %s: %s to %s: not the admin listener, which never redirects (is -admin its URL? https:// with admin.tls)",
-			method, redactURL(u), resp.Status, redactURL(loc))}
+			method, redact.URL(u), resp.Status, redact.URL(loc))}
 	}
 	if resp.StatusCode != http.StatusOK {
 		var p struct{ Detail string }
@@ -269,7 +270,7 @@ func callAdmin(ctx context.Context, client *http.Client, method, u, token string
 		if p.Detail == "" { // not a problem of sluice's: the answer's first line
 			p.Detail, _, _ = strings.Cut(strings.TrimSpace(string(answer[:min(len(answer), 200)])), "\n")
 		}
-		text := fmt.Sprintf("%s %s: %s", method, redactURL(u), resp.Status)
+		text := fmt.Sprintf("%s %s: %s", method, redact.URL(u), resp.Status)
 		if p.Detail != "" {
 			text += ": " + p.Detail
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/sluice-dev/sluice/internal/redact"
 )
 
 // withSchemeHint returns err, an answer or failure of the admin listener
@@ -16,9 +18,9 @@ func withSchemeHint(err error, admin string) error {
 	switch {
 	case strings.HasPrefix(admin, "http://") && errors.As(err, &refused) && refused.status == http.StatusBadRequest &&
 		strings.Contains(refused.text, "Client sent an HTTP request to an HTTPS server"):
-		return fmt.Errorf("%w (the admin listener serves https (admin.tls): -admin %s)", err, redactURL("https://"+strings.TrimPrefix(admin, "http://")))
+		return fmt.Errorf("%w (the admin listener serves https (admin.tls): -admin %s)", err, redact.URL("https://"+strings.TrimPrefix(admin, "http://")))
 	case strings.HasPrefix(admin, "https://") && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
-		return fmt.Errorf("%w (the admin listener serves plain http (no admin.tls): -admin %s)", err, redactURL("http://"+strings.TrimPrefix(admin, "https://")))
+		return fmt.Errorf("%w (the admin listener serves plain http (no admin.tls): -admin %s)", err, redact.URL("http://"+strings.TrimPrefix(admin, "https://")))
 	}
 	return err
 }
