@@ -17,16 +17,17 @@ import (
 type Limiter struct {
 	store Store
 
-	// waiting counts the Wait calls waiting for a lease; Release wakes
-	// them by closing released (under mu) and making a new one.
-	waiting  atomic.Int64
-	mu       sync.Mutex
-	released chan struct{}
+	// waiting counts the Wait calls listening for leases given back, which
+	// listeners holds (under mu) by the lease they listen for: Release
+	// wakes those of each lease it gives back (see Wait).
+	waiting   atomic.Int64
+	mu        sync.Mutex
+	listeners map[leaseID]map[*listener]struct{}
 }
 
 // NewLimiter returns a Limiter that keeps its state in store.
 func NewLimiter(store Store) *Limiter {
-	return &Limiter{store: store, released: make(chan struct{})}
+	return &Limiter{store: store}
 }
 
 // errNoStore is the error of a Limiter without a Store.
@@ -112,12 +113,7 @@ func (l *Limiter) Release(ctx context.Context, checks []Check, d *Decision) erro
 		d.Statuses[i].Lease = 0
 	}
 	if l.waiting.Load() > 0 {
-		l.mu.Lock()
-		if l.released != nil {
-			close(l.released)
-		}
-		l.released = make(chan struct{})
-		l.mu.Unlock()
+		l.wake(checks, leases)
 	}
 	return nil
 }

@@ -16,7 +16,12 @@ type Signals struct {
 	InFlight int64
 	// P99 is the 99th percentile of request latency over the last window,
 	// by nearest rank: the ⌈0.99·n⌉-th smallest of its n latencies (of
-	// 100, the 99th), 0 for a window without any.
+	// 100, the 99th), 0 for a window without any. A Monitor keeps at most
+	// 4096 latencies a window: of more, P99 is that of a uniform random
+	// sample of 4096 of them, its 4056th smallest, which lies between the
+	// window's 98.7th and 99.3rd percentiles about 19 times in 20 (its
+	// rank's standard deviation is 0.16 percentile points), and between
+	// its 97.5th and 99.7th but for a chance below 1e-10.
 	P99 time.Duration
 	// ErrorRate is the share of requests that failed (5xx) over the last
 	// window, in [0, 1]: its Failures over the larger of its Answers and

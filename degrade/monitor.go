@@ -10,9 +10,10 @@ import (
 	"time"
 )
 
-// reservoirSize bounds the latency samples kept per window: beyond it,
-// samples replace earlier ones at random (reservoir sampling), so the p99 of
-// a busy window is an unbiased estimate at a fixed cost.
+// reservoirSize bounds the latencies kept per window: beyond it, each
+// latency replaces one kept at random (reservoir sampling), so that those
+// kept are a uniform sample of the window's, whose p99 estimates the
+// window's at a fixed cost (see Signals.P99).
 const reservoirSize = 4096
 
 // Monitor measures the signals of a server: requests in flight, latency and
