@@ -17,6 +17,11 @@ type response struct {
 	quotas  []quota // every policy, when the response was parsed for them
 	ra      time.Duration
 	hasRA   bool
+	// backoff, when hasBackoff, is the wait the client draws for itself
+	// before retrying a refusal that gives none (a Transport's backoff):
+	// such a refusal holds the host that long, and defaultReset without it.
+	backoff    time.Duration
+	hasBackoff bool
 	// bytes holds the policies of content bytes (quotas and rl the
 	// others'); ofBytes makes them the response a body state reads.
 	bytes []quota
@@ -98,8 +103,7 @@ func (h *hostState) finish(tk ticket, r response) {
 			h.admitted = algo.AddSat(h.admitted, tk.cost)
 		}
 	}
-	throttled := r.status == http.StatusTooManyRequests || r.status == http.StatusServiceUnavailable
-	if throttled && r.hasRA {
+	if throttled(r.status) && r.hasRA {
 		h.holdUntil = later(h.holdUntil, r.at.Add(min(r.ra, maxServerWait)))
 	}
 	if !h.learn {
@@ -112,28 +116,7 @@ func (h *hostState) finish(tk ticket, r response) {
 		return // a refusal for quotas other than those this state counts
 	}
 	if r.status == http.StatusTooManyRequests {
-		h.unrelease(tk)
-		// The bound was wrong: trust nothing sent so far and wait until the
-		// server says the quota is back.
-		wait, told := serverWait(r.ra, r.hasRA, r.rl, r.hasRL, tk.cost)
-		if !told {
-			wait = defaultReset
-		}
-		if h.mode != modeKnown || tk.epoch == h.epoch {
-			if h.mode == modeKnown && (h.now.grows() || h.eventual.grows() || h.policiesGrow()) {
-				h.distrustRates()
-			}
-			h.mode = modeKnown
-			h.epoch++
-			h.now = bound{base: h.sent, n: 1}
-			h.eventual = h.now
-			h.probeAt = r.at.Add(wait)
-			if r.hasRL {
-				h.remember(tk, r, true, r.hasRA)
-			}
-		} else {
-			h.probeAt = later(h.probeAt, r.at.Add(wait))
-		}
+		h.refused(tk, r)
 		return
 	}
 	if !r.hasRL {
@@ -151,15 +134,23 @@ func (h *hostState) finish(tk ticket, r response) {
 	if h.mode == modeKnown && tk.epoch != h.epoch {
 		return // sent before a 429 proved the old bound wrong
 	}
-	h.remember(tk, r, false, false)
+	// A 503's Retry-After takes precedence over every reset, as a 429's
+	// does: the probe comes when it ends, and no policy the answer states
+	// holds past it (see remember).
+	told := throttled(r.status) && r.hasRA
+	reset := min(r.rl.Reset, maxServerWait)
+	switch {
+	case told:
+		reset = min(r.ra, maxServerWait)
+		h.probeAt = r.at.Add(reset)
+	case reset == 0:
+		reset = defaultReset
+	}
+	h.remember(tk, r, false, told)
 	if r.status < 400 {
 		h.forgetUnreported(tk, r)
 	}
 	b := h.boundOf(tk, r)
-	reset := min(r.rl.Reset, maxServerWait)
-	if reset == 0 {
-		reset = defaultReset
-	}
 	if h.mode != modeKnown {
 		h.mode, h.now, h.eventual, h.probeAt = modeKnown, b, b, r.at.Add(reset)
 		return
@@ -167,12 +158,46 @@ func (h *hostState) finish(tk ticket, r response) {
 	// Every answer's reset is when the quota is whole again if nothing
 	// else is counted after it; the probe waits for the last of them (what
 	// is still in flight, the probe's own condition covers).
-	h.probeAt = later(h.probeAt, r.at.Add(reset))
+	if !told {
+		h.probeAt = later(h.probeAt, r.at.Add(reset))
+	}
 	if b.value(r.at, h.capacity, h.ended) >= h.now.value(r.at, h.capacity, h.ended) {
 		h.now = b
 	}
 	if b.top(h.capacity, h.ended) >= h.eventual.top(h.capacity, h.ended) {
 		h.eventual = b
+	}
+}
+
+// refused records the learning of r, a 429 answering tk: the bound was
+// wrong, so the host trusts nothing sent so far and waits until the server
+// says the quota is back (its Retry-After, or the reset of a quota spent
+// for tk), or when it says neither, for the client's own backoff
+// (r.backoff), defaultReset without one. h.mu is held.
+func (h *hostState) refused(tk ticket, r response) {
+	h.unrelease(tk)
+	wait, told := serverWait(r.ra, r.hasRA, r.rl, r.hasRL, tk.cost)
+	switch {
+	case told:
+	case r.hasBackoff:
+		wait = r.backoff
+	default:
+		wait = defaultReset
+	}
+	if h.mode == modeKnown && tk.epoch != h.epoch {
+		h.probeAt = later(h.probeAt, r.at.Add(wait))
+		return
+	}
+	if h.mode == modeKnown && (h.now.grows() || h.eventual.grows() || h.policiesGrow()) {
+		h.distrustRates()
+	}
+	h.mode = modeKnown
+	h.epoch++
+	h.now = bound{base: h.sent, n: 1}
+	h.eventual = h.now
+	h.probeAt = r.at.Add(wait)
+	if r.hasRL {
+		h.remember(tk, r, true, r.hasRA)
 	}
 }
 

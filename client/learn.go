@@ -61,7 +61,8 @@ import (
 // request's cost. A 429 proves an assumption wrong (another client shares
 // the key, the limit shrank, the quota is not a bucket): the host then
 // trusts nothing sent before it (a new epoch), assumes no rate, waits
-// Retry-After (or without it the reset), and probes again.
+// Retry-After (or without it the reset, or without either the backoff of
+// the request's retry), and probes again.
 //
 // Each policy is also remembered on its own (see remembered), so that a
 // probe waits until every policy can take its cost, and a policy that a
@@ -75,8 +76,9 @@ const (
 	modeKnown        // sends are bounded by ceiling
 )
 
-// defaultReset is assumed when a spent quota gives no reset time: the
-// headers' own resolution.
+// defaultReset is assumed when a spent quota gives no reset time (the
+// headers' own resolution), and as the wait of a refusal that gives none
+// when the client draws no backoff of its own (a Pacer's).
 const defaultReset = time.Second
 
 // stallAfter is how long a host waits for an answer while attempts are in

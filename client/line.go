@@ -120,6 +120,46 @@ func (h *hostState) hopeless(ctx context.Context, host string, cost, bytes int64
 	return nil
 }
 
+// holdEnd returns when the host's holds on a request of cost units and
+// bytes of content (-1: unknown) end, as far as they are known at now and
+// nothing changes meanwhile: the latest of its Retry-After, its probe and
+// every remembered policy's wait, in its quotas and in those of content
+// bytes; now when none holds it, or none with a known end. It spends
+// nothing: a retry is so refused before it waits.
+func (h *hostState) holdEnd(cost, bytes int64, now time.Time) time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	end := later(now, h.knownHold(min(cost, sluice.MaxQuantity), now))
+	if h.body != nil {
+		h.body.mu.Lock()
+		end = later(end, h.body.knownHold(h.body.contentCost(bytes), now))
+		h.body.mu.Unlock()
+	}
+	return end
+}
+
+// knownHold is the latest known end of the holds on a send of cost units
+// at now (the zero time when none has one): its Retry-After and, when the
+// host learns, the bounds' probe and every remembered policy's wait, where
+// admits reports the first hold it meets. h.mu is held.
+func (h *hostState) knownHold(cost int64, now time.Time) time.Time {
+	end := h.holdUntil
+	if !h.learn || cost == 0 {
+		return end
+	}
+	how := sendPlain
+	if h.mode == modeKnown {
+		var wake time.Time
+		if how, wake = h.admitsKnown(cost, now); how == sendHeld {
+			end, how = later(end, wake), sendPlain
+		}
+	}
+	if ok, at := h.policiesAdmit(cost, how, now); !ok {
+		end = later(end, at)
+	}
+	return end
+}
+
 // turn tries a send of cost units and bytes of content at now for the
 // request whose place in the line is *me (nil: it has none), as tryWith
 // does, when the request may be tried: when it is first in line, or there

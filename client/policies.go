@@ -307,9 +307,9 @@ func (h *hostState) policy(name string) *remembered {
 // remember records the reports of the policies that r, the answer to tk,
 // states; those of a refusal (fresh) replace what was reported of them
 // rather than adding to it. When the server said how long to wait
-// (toldWait: a refusal's Retry-After, which takes precedence over the
-// fields' resets), no policy it states holds past h.probeAt, the end of
-// that wait. h.mu is held.
+// (toldWait: the Retry-After of a 429 or 503, which takes precedence over
+// every reset), no policy it states holds past h.probeAt, the end of that
+// wait, whatever reset an earlier answer reported of it. h.mu is held.
 func (h *hostState) remember(tk ticket, r response, fresh, toldWait bool) {
 	for i := range h.policies {
 		h.policies[i].named = false
@@ -351,7 +351,7 @@ func (h *hostState) remember(tk ticket, r response, fresh, toldWait bool) {
 			if b.value(b.at, h.capacity, 0) >= k.b.value(b.at, h.capacity, 0) {
 				k.b = b
 			}
-			if resetAt.After(k.resetAt) {
+			if resetAt.After(k.resetAt) || toldWait && k.resetAt.After(resetAt) {
 				k.resetAt, k.probed, k.beyond = resetAt, false, beyond
 			}
 		}

@@ -43,8 +43,12 @@ const (
 // (from any of the four RateLimit header formats), an hour at most. Only without either does the
 // Transport guess, with exponential backoff and full jitter (a wait drawn
 // uniformly from [0, min(BackoffCap, BackoffBase·2^retry)]), so that many
-// clients that failed together do not come back together. A server-given
+// clients that failed together do not come back together; a 429 that says
+// nothing holds its host for that backoff. A server-given
 // wait is not jittered: it is already the earliest time that can succeed.
+// A retry the host's learned quota holds longer (another policy, with too
+// little left for the request until a later reset) waits for that hold
+// too: the retry's wait is the longer of the two.
 type RetryPolicy struct {
 	// MaxRetries is the most retries of one request: 0 means
 	// DefaultMaxRetries, a negative value disables retries. The total

@@ -115,7 +115,9 @@ const drainGrace = 100 * time.Millisecond
 // an HTTP-date) and the RateLimit reset (no wait a server asks for holds
 // a host more than an hour: a longer one ends with a probe after the
 // hour), and retries as Retry says (by
-// default: idempotent requests, at most 3 times, within a retry budget).
+// default: idempotent requests, at most 3 times, within a retry budget),
+// after the longer of the server's wait (the backoff when it gives none)
+// and the host's learned hold on the retry.
 // A request is retried only if its body can be sent again (GetBody).
 //
 // Every wait ends at once when the request's context is done; a wait whose
@@ -425,6 +427,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			r = readResponse(resp.Header, r.at)
 			r.status = resp.StatusCode
 		}
+		if throttled(r.status) {
+			// A refusal that gives no wait holds the host for the backoff
+			// its retry waits, as the server said nothing longer.
+			r.backoff, r.hasBackoff = backoff(t.policy.BackoffBase, t.policy.BackoffCap, retry), true
+		}
 		h.finish(tk, r)
 		if err != nil {
 			return nil, err
@@ -439,7 +446,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		default:
 			resp.Body = &endingBody{ReadCloser: resp.Body, h: h, tk: tk}
 		}
-		if r.status != http.StatusTooManyRequests && r.status != http.StatusServiceUnavailable {
+		if !throttled(r.status) {
 			return resp, nil
 		}
 		t.stats.throttled.Add(1)
@@ -447,12 +454,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if !retryable {
 			return resp, nil
 		}
-		wait, told := serverWait(r.ra, r.hasRA, r.rl, r.hasRL, tk.cost)
-		if b := r.ofBytes(); !told && tk.body != nil {
-			wait, told = serverWait(r.ra, r.hasRA, b.rl, b.hasRL, tk.body.cost)
-		}
-		wait, err = t.retries.Next(ctx, retry, wait, told)
-		if err != nil {
+		// The retry waits for the host's hold too, which may be a policy's
+		// other than the one the server's wait is of, with a later reset:
+		// it is not made when that passes MaxWait or the deadline, and a
+		// Gate is not spent before the hold is over.
+		wait, hold := retryWait(h, tk, r, contentLength(send))
+		if wait, err = t.retries.Next(ctx, retry, max(wait, hold), true); err != nil {
 			// Waiting cannot help within the bounds: let the caller see why.
 			if errors.Is(err, errUnbudgeted) {
 				t.stats.unbudgeted.Add(1)
@@ -472,6 +479,29 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// throttled reports whether status asks the client to come back later:
+// 429 Too Many Requests or 503 Service Unavailable.
+func throttled(status int) bool {
+	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+}
+
+// retryWait returns the wait before the retry of the attempt tk, whose
+// throttled answer is r, of a request with bytes of content (-1: unknown):
+// the server's wait (see serverWait), or when it gave none, the backoff
+// drawn for it (r.backoff); and how long the host h holds the retry, as
+// far as is known now (see hostState.holdEnd).
+func retryWait(h *hostState, tk ticket, r response, bytes int64) (wait, hold time.Duration) {
+	wait, told := serverWait(r.ra, r.hasRA, r.rl, r.hasRL, tk.cost)
+	if b := r.ofBytes(); !told && tk.body != nil {
+		wait, told = serverWait(r.ra, r.hasRA, b.rl, b.hasRL, tk.body.cost)
+	}
+	if !told {
+		wait = r.backoff
+	}
+	now := time.Now()
+	return wait, h.holdEnd(tk.cost, bytes, now).Sub(now)
 }
 
 // admit waits for the host's learned hold, the Gate and the host's quota,
