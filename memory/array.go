@@ -177,6 +177,16 @@ func (a *array) write(kind stateKind, s int, st *sluice.State, secs uint64) {
 // slotSecs returns the expiry of the state in slot s, in seconds.
 func (a *array) slotSecs(s int) uint64 { return a.w[s] & secsMask }
 
+// raiseSecs makes the state in slot s expire no earlier than secs, and
+// reports whether that moved its expiry; the caller holds the entry.
+func (a *array) raiseSecs(s int, secs uint64) bool {
+	if secs <= a.slotSecs(s) {
+		return false
+	}
+	a.w[s] = a.w[s]&^secsMask | secs
+	return true
+}
+
 // claim marks the slots of a state of kind from s on as ref's; the caller
 // holds the entry and has found them free (see freeRun).
 func (a *array) claim(kind stateKind, s int, ref uint32) {

@@ -15,6 +15,14 @@
 // and a key's states beyond six slots) are kept beside the array and
 // decided under the shard's mutex.
 //
+// A state expires when the limit that wrote it has it back at full quota,
+// and Store.Sweep forgets it then. A call refused (by the state's own
+// check, or by another enforcing check of the call) writes no state, yet
+// moves the expiry of each state it read to when the limit that checked it
+// has it back at full quota, if that is later: a limit reloaded with a
+// longer window counts a state beyond the expiry its last write gave it,
+// as the Redis store's keys do.
+//
 // The bound of WithMaxKeys counts states, not keys: a limit's promise is
 // made per state, a call adds states one by one, and a key's states are
 // what an attacker multiplies. Memory follows the entries: a state costs

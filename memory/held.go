@@ -145,15 +145,19 @@ func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, sc *scratc
 		releaseHeld(held, order)
 		return 0, false
 	}
-	if changed {
-		for i := range held {
-			h := &held[i]
-			secs := expSecs(expiry(now, &out[i]))
+	blocked := !changed && blocking(checks, out)
+	for i := range held {
+		h := &held[i]
+		secs := expSecs(expiry(now, &out[i]))
+		switch {
+		case changed:
 			h.a.write(h.kind, h.slot, &states[i], secs)
-			// An entry expires no earlier than any of its states.
-			if lead := &held[h.lead]; secs > tagSecs(lead.tag) {
-				lead.tag = lead.tag&^expMask | secs<<expShift
-			}
+		case !outlives(blocked, &out[i]) || !h.a.raiseSecs(h.slot, secs):
+			continue
+		}
+		// An entry expires no earlier than any of its states.
+		if lead := &held[h.lead]; secs > tagSecs(lead.tag) {
+			lead.tag = lead.tag&^expMask | secs<<expShift
 		}
 	}
 	releaseHeld(held, order)

@@ -410,9 +410,11 @@ func (lr *limitRef) enforcing(now, window int64) bool {
 // by the limits that may have written it: every decision that changes a
 // state keeps in its slot when the state is back at full quota, a time
 // that under the writer's limit does not move as time passes, so a limit
-// that puts that time elsewhere did not write it. Of those that may have,
-// the latest rank counts; a state none of them can have written ranks as
-// refusing until its expiry.
+// that puts that time elsewhere did not write it. (A call that refuses a
+// state moves that time later, never earlier, to its own limit's: that
+// limit then counts as its writer.) Of those that may have, the latest
+// rank counts; a state none of them can have written ranks as refusing
+// until its expiry.
 //
 // A state of a limit not decided in enforcing mode within the longest
 // window of its parameter sets (and modeSlack) refuses no one, whatever

@@ -68,6 +68,8 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 		now     int64
 		changed bool
 		err     error
+		// noRoom: refused for want of room, not by a limit.
+		noRoom bool
 	)
 	for made := false; ; made = true {
 		s.locateAll(checks, hashes, idx, lc, states)
@@ -101,10 +103,13 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 		// Refused for want of room: the other checks report their states
 		// as a peek would.
 		s.locateAll(checks, hashes, idx, lc, states)
-		now, changed = at, false
+		now, changed, noRoom = at, false, true
 		peekAllowed(checks, states, now, out)
 		unseedAll(lc, states)
 		break
+	}
+	if !changed && !noRoom {
+		s.outliveAll(checks, hashes, idx, lc, now, out)
 	}
 	// Existing states first: inserts may move entries. A shadow log that
 	// must grow past its room at a full shard grows after the inserts.
@@ -337,6 +342,39 @@ func (s *Store) growShadow(checks []sluice.Check, states []sluice.State, lc []lo
 		}
 		return
 	}
+}
+
+// outliveAll makes each state the store holds for a call that changed none
+// expire no earlier than its limit has it back at full quota, where the
+// call refused it (see outlives); the caller holds the states' entries.
+func (s *Store) outliveAll(checks []sluice.Check, hashes []hash, idx []uint32, lc []lockedCheck, now int64, out []sluice.Status) {
+	blocked := blocking(checks, out)
+	for i := range checks {
+		if lc[i].held && outlives(blocked, &out[i]) {
+			s.shards[idx[i]].outlive(lc[i].p, hashes[i], lc[i].lr, expiry(now, &out[i]))
+		}
+	}
+}
+
+// outlives reports whether a state that a call read and did not write must
+// live until the limit that checked it has it back at full quota, as its
+// status st says: when the call refused it, its own check or, blocked, an
+// enforcing check of the call. A limit reloaded with a longer window counts
+// the state beyond the expiry its last write gave it, and keeps counting
+// it only while the store holds it; a peek leaves the expiry as it was. A
+// call refused for want of room was refused by no limit: the caller does
+// not ask.
+func outlives(blocked bool, st *sluice.Status) bool { return blocked || !st.Allowed }
+
+// blocking reports whether an enforcing check of a call refused: the call
+// then changed no state (see sluice.DecideBatch).
+func blocking(checks []sluice.Check, out []sluice.Status) bool {
+	for i := range out {
+		if !out[i].Allowed && !checks[i].Limit.Shadow() {
+			return true
+		}
+	}
+	return false
 }
 
 // refused reports whether a check of a call refused. A call refused at a

@@ -111,11 +111,22 @@ func TestPropertyStoreIsDecideBatchOnAMap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if changed {
-				for i, c := range checks {
-					k := sk{c.Key, c.Limit.ID(), c.Limit.Algorithm()}
+			blocked := false
+			for i := range want {
+				blocked = blocked || !want[i].Allowed && !checks[i].Limit.Shadow()
+			}
+			for i, c := range checks {
+				k := sk{c.Key, c.Limit.ID(), c.Limit.Algorithm()}
+				switch _, held := expiry[k]; {
+				case changed:
 					states[k] = st[i]
 					setExp(k, now, want[i].ResetAfter)
+				case held && (blocked || !want[i].Allowed):
+					// A state a refused call reads lives as long as the
+					// limit that checked it counts it, never less.
+					was := expiry[k]
+					setExp(k, now, want[i].ResetAfter)
+					expiry[k] = max(expiry[k], was)
 				}
 			}
 			got := make([]sluice.Status, n)

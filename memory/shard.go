@@ -149,6 +149,22 @@ func (sh *shard) store(p place, h hash, lr *limitRef, st *sluice.State, exp int6
 	sh.soonest = min(sh.soonest, exp)
 }
 
+// outlive makes h's state of lr at p, which the owner holds, expire no
+// earlier than exp, leaving it as it is.
+func (sh *shard) outlive(p place, h hash, lr *limitRef, exp int64) {
+	secs := expSecs(exp)
+	if p.slot == sideSlot {
+		ss := &sh.side[h][sh.sideIndex(h, lr.ref)]
+		if secs <= ss.secs {
+			return
+		}
+		ss.secs = secs
+	} else if !sh.arr.raiseSecs(p.slot, secs) {
+		return
+	}
+	sh.arr.setSecs(p.base, sh.entrySecs(p.base, h))
+}
+
 // entrySecs returns the latest expiry of the states of h, whose entry is
 // at base, in seconds.
 func (sh *shard) entrySecs(base int, h hash) uint64 {

@@ -5,11 +5,12 @@ import (
 	"time"
 )
 
-// Sweep forgets every state that has returned to full quota (a state's
-// expiry is kept in whole seconds, rounded up, so up to a second after it
-// did), and every key left with no state, and gives the memory of mostly
-// emptied shards back. It returns how many states it forgot. The
-// background sweep calls it; calling it directly is safe.
+// Sweep forgets every state that has returned to full quota (under the
+// limit that wrote it, or a later one that refused a call reading it; a
+// state's expiry is kept in whole seconds, rounded up, so up to a second
+// after it did), and every key left with no state, and gives the memory
+// of mostly emptied shards back. It returns how many states it forgot.
+// The background sweep calls it; calling it directly is safe.
 func (s *Store) Sweep() int {
 	if s.zero() {
 		return 0

@@ -78,7 +78,12 @@
 // Every write sets the key's TTL in the same script, to the decision's
 // reset-after rounded up to a millisecond (at least 1 ms): the time after
 // which the state is worth a fresh one. No key is ever left without a TTL;
-// peeks and refused checks write nothing. Store.Reset leaves beside a
+// peeks write nothing, and a refused call writes no state: it only
+// lengthens, at the end of its script run (PEXPIRE … GT), the TTL of each
+// of its keys that the limit now checking it counts for longer — to its
+// reset-after under that limit, rounded down to a millisecond — as after a
+// reload that lengthened the limit's window (a key no call met between the
+// reload and its old TTL is forgotten then). Store.Reset leaves beside a
 // state it deletes the time of the reset, at the state's key with
 // "sluice:reset:" in place of its "sluice:" (sluice:reset:{<subject>}:
 // <limit-name>), for as long as a lease taken before it could be given
@@ -164,7 +169,9 @@
 // (its reset key, see Keys) or holds a state created after it (the state
 // that counted it evicted or deleted): that state never counted the
 // reservation, and the refund leaves it alone rather than hand its units
-// out again. A bucket records what each pending reservation makes it
+// out again. A key the refund restores gets back the TTL it had, which the
+// refund and a slot decided without writing lengthen as any refused call
+// does (see Keys). A bucket records what each pending reservation makes it
 // miss, for up to four pending at once, as other calls write it and other
 // reservations are refunded, in any order: the fifth pushes the oldest
 // out, and a refund of one no longer recorded gives back nothing (errs on

@@ -33,7 +33,9 @@ func TestStatePastItsTTLIsWorthAFreshOne(t *testing.T) {
 				k := c.Key + "/" + c.Limit.Name() + "/" + c.Limit.Algorithm().String()
 				h := states[k]
 				// (Under other parameters — a plan change — the TTL set by the
-				// old ones does not tell; both stores then forget by the old.)
+				// old ones does not tell: both stores forget by the old ones
+				// unless a refused call under the new ones lengthened it; see
+				// TestAKeyARefusedCallReadsOutlivesTheTTLOfAShorterWindow.)
 				if h.expires != 0 && now >= h.expires && sameParameters(h.by, c.Limit) {
 					// Any check at any later time: the held state and a fresh
 					// one must agree.

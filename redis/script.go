@@ -117,7 +117,7 @@ func luaSource(fsys fs.FS, families int, main string) (string, error) {
 const (
 	modeApply   = "a" // decide and write
 	modeReserve = "r" // decide and write, undoably
-	modeDry     = "d" // decide as refused elsewhere: write nothing
+	modeDry     = "d" // decide as refused elsewhere: write no state
 )
 
 // checkArgs is the number of script arguments per check (CHECK_ARGS).

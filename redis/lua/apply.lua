@@ -7,7 +7,8 @@
 -- are decided one after another, in order, at the same time: a batch of
 -- calls decides exactly as the same calls sent one by one at that instant.
 -- A call that fails (a corrupt sliding log, say) reports its error and
--- leaves the others decided.
+-- leaves the others decided. A state a refused call reads keeps its key
+-- at least until its limit has it back at full quota (see outlive).
 --
 -- In mode "a" the run reads the string states of all its keys with one
 -- MGET up front and writes each key it changed once, at the end, with its
@@ -79,6 +80,8 @@ local function apply_call(koff, aoff, n, out, extra)
     local _, nxt = l.fam.decide(l, st, now, cost, v, nx)
     if cost > 0 and v.ok then
       commit(l, st, nxt, v, l.g, minttl)
+    elseif not v.ok then
+      outlive(l.key, st, v, now, minttl)
     end
     push(out, v)
     return
@@ -119,6 +122,9 @@ local function apply_call(koff, aoff, n, out, extra)
       else
         commit(c, sts[i], nexts[i], v, c.g, minttl)
       end
+    end
+    if blocked or not v.ok then
+      outlive(KEYS[koff + i], sts[i], v, now, minttl)
     end
     push(out, v)
     if undo then

@@ -6,7 +6,8 @@
 -- for, as many as its state has left after its cost (as charge.lua takes),
 -- in the same write: the state counts cost + lease units admitted now,
 -- exactly as an apply.lua run of that cost would. A refusal is thus the
--- call's own, never the lease's.
+-- call's own, never the lease's. A state a refused call reads keeps its
+-- key at least until its limit has it back at full quota (see outlive).
 --
 -- KEYS[i]  the state key of check i
 -- ARGV[1]  the time (as in apply.lua), ARGV[2] the least TTL in ms
@@ -34,11 +35,12 @@ local out = {}
 for i = 1, #KEYS do
   local c, st, v, nxt = cs[i], sts[i], vs[i], nxts[i]
   local took = 0
-  if blocked then
+  if blocked or not v.ok then
     if v.ok and c.cost > 0 then
       v = c.fam.decide(bind(c, c.key, 0), st, now, 0, {}, {}) -- report as a peek
     end
-  elseif v.ok then
+    outlive(c.key, st, v, now, minttl)
+  else
     local more = math.min(wants[i], v.rem)
     if more > 0 then
       local cost = c.cost + more
@@ -56,4 +58,5 @@ for i = 1, #KEYS do
   push(out, v)
   out[#out + 1] = took
 end
+flush()
 return {now, pack_words(out)}

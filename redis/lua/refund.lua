@@ -12,7 +12,9 @@
 -- created after it (born, see state.lua: the state that counted the
 -- reservation was evicted, deleted or expired since), is left alone: the
 -- state there now never counted the reservation, and taking its units out
--- would hand them out again beyond the limit.
+-- would hand them out again beyond the limit. The call was refused: each
+-- state keeps its key at least until its limit has it back at full quota
+-- (see outlive), whatever expiry the DUMP restored.
 -- Every write retags the key (apply with its algorithm alone, or for a
 -- bucket its pending reservations; a reservation with its own token; an
 -- undo likewise), so a DUMP is restored only when nothing at all happened
@@ -53,6 +55,10 @@ for i = 1, n do
     -- units that it may no longer restore it.
     ALG[c.alg].undo(c, st, mark, c.g, token)
   end
-  push(out, (ALG[c.alg].decide(c, load_state(c), now, 0, {}, {})))
+  local after = load_state(c)
+  local v = ALG[c.alg].decide(c, after, now, 0, {}, {})
+  outlive(c.key, after, v, now, 1) -- the call was refused, or failed
+  push(out, v)
 end
+flush()
 return out

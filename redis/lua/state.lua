@@ -152,6 +152,11 @@ local cache, pending, order, norder = {}, {}, {}, 0
 local write_back = false
 local NONE = {}
 
+-- The run's TTL extensions (see outlive): longer[key] is the least TTL (ms)
+-- a state the run read and did not write must keep; flush sets them, in
+-- the order of lorder, after every write of the run.
+local longer, lorder, nlonger = {}, {}, 0
+
 -- parse_text returns the state of a string value (a GET or MGET reply).
 local function parse_text(raw)
   if type(raw) ~= 'string' then
@@ -228,10 +233,19 @@ local function flush_key(key)
   end
 end
 
--- flush SETs every pending write (apply.lua, at the end of a run).
+-- flush SETs every pending write, then gives each key the run extends its
+-- TTL (at the end of a run of any script that calls outlive). PEXPIRE …
+-- GT never shortens a TTL, and changes nothing (nor is replicated) where
+-- the key lives that long already or no longer exists; it comes after the
+-- writes, as Redis refuses writes for want of memory at a script's first
+-- write only.
 local function flush()
   for i = 1, norder do
     flush_key(order[i])
+  end
+  for i = 1, nlonger do
+    local key = lorder[i]
+    redis.call('PEXPIRE', key, ttl_text(longer[key]), 'GT')
   end
 end
 
@@ -362,6 +376,42 @@ local function commit(c, st, nxt, v, g, minttl)
   c.fam.write(c, st, nxt, g)
   redis.call('PEXPIRE', c.key, fmt(ttl))
   forget(c.key)
+end
+
+-- outlive makes key, whose state st the run read at now and does not write
+-- (its check refused, or the call it is part of), live until the state is
+-- back at full quota under the limit that checked it, as v says, without
+-- shortening its TTL: a limit reloaded with a longer window counts the
+-- state beyond the TTL its last write gave it, and counts it only while
+-- the key holds it. The TTL runs to the last whole millisecond at or before
+-- that time (at least minttl): no later than the expiry the write gave the
+-- key (its reset-after rounded up), so that a refusal under the limit that
+-- wrote the state leaves its TTL as it was. A key never seen, or holding
+-- another algorithm's state, is left alone. flush applies it.
+local function outlive(key, st, v, now, minttl)
+  if st.fresh then
+    return
+  end
+  local reset, ttl = v.reset, 0
+  if reset < TWO52 then
+    ttl = math.floor((now % 1000 + reset) / 1000) -- ⌊(now + reset)/1000⌋ - ⌊now/1000⌋
+  else
+    ttl = ceildiv(reset, 1000)
+  end
+  if ttl <= 0 then
+    return -- back at full quota within the millisecond
+  end
+  if ttl < minttl then
+    ttl = minttl
+  end
+  local old = longer[key]
+  if not old then
+    nlonger = nlonger + 1
+    lorder[nlonger] = key
+  elseif old >= ttl then
+    return
+  end
+  longer[key] = ttl
 end
 
 -- push appends v's STATUS_WORDS reply words to out: remaining·2 + allowed
