@@ -114,7 +114,7 @@ func (d *decoder) keyIDsApart(rk rawKey, raw *rawConfig, field string) {
 		if !own[key.Name()] {
 			key, other = other, key
 		}
-		n, path := keyLimitNode(rk, key.Name())
+		n, path, _ := keyLimitNode(rk, key.Name())
 		d.errorfIn(rk.file, n, path, "%q is the ID of the plan's limit %q too: a key's own limits are checked with "+
 			"its plan's, and the two would share one state (give it an id: of its own)", key.ID(), other.Name())
 		for _, k := range []int{i, j} {
@@ -124,28 +124,15 @@ func (d *decoder) keyIDsApart(rk rawKey, raw *rawConfig, field string) {
 }
 
 // keyLimitNode returns the node and path of the id: (else the name:) of the
-// key's own limit called name, or the key's own when it is not found.
-func keyLimitNode(rk rawKey, name string) (*yaml.Node, string) {
-	if rk.node.Kind != yaml.MappingNode {
-		return rk.node, rk.path
-	}
-	seq := valueOf(rk.node, "limits")
-	if seq == nil || seq.Kind != yaml.SequenceNode {
-		return rk.node, rk.path
-	}
-	for i, e := range seq.Content {
-		if e.Kind != yaml.MappingNode {
-			continue
-		}
-		if n := valueOf(e, "name"); n != nil && n.Value == name {
-			path := fmt.Sprintf("%s.limits[%d]", rk.path, i)
-			if id := valueOf(e, "id"); id != nil {
-				return id, path + ".id"
-			}
-			return n, path + ".name"
+// key's own limit called name, and the path of its entry, or the key's own
+// node and path when it is not found.
+func keyLimitNode(rk rawKey, name string) (n *yaml.Node, path, entry string) {
+	if rk.node.Kind == yaml.MappingNode {
+		if n, path, entry = limitNode(valueOf(rk.node, "limits"), rk.path+".limits", name); n != nil {
+			return n, path, entry
 		}
 	}
-	return rk.node, rk.path
+	return rk.node, rk.path, rk.path
 }
 
 func planNames(plans []rawPlan) string {

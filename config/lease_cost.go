@@ -106,7 +106,7 @@ func (d *decoder) leasedCostsHeld(c *Config, raw *rawConfig) {
 		for _, ep := range slices.Sorted(maps.Keys(rk.key.Plan.Costs)) {
 			cost := rk.key.Plan.Costs[ep]
 			if h, ok := s.refusedBy(cost, "", rk.overrides); ok {
-				n, path := keyLimitNode(rk, h.limit.Name())
+				n, path, _ := keyLimitNode(rk, h.limit.Name())
 				d.errorfIn(rk.file, n, path, "%q costs %d on the key's plan, %s", ep, cost, h.why(cost))
 			}
 		}

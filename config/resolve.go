@@ -40,6 +40,7 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 	c.Policy.DefaultPlan, c.Policy.AnonymousPlan = defaults.DefaultPlan, defaults.AnonymousPlan
 
 	keys := d.resolveKeys(c, raw, byName)
+	d.algorithmsAgree(&c.Store, raw)
 
 	d.costsExempted(c, raw)
 	d.ruleCostsHeld(c, raw)

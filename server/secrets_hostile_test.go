@@ -58,7 +58,7 @@ plans:
       - {name: per-day, algorithm: fixed-window, quantity: 100, window: 24h}
   pro:
     limits:
-      - {name: per-minute, algorithm: gcra, quantity: 5, window: 1m}
+      - {name: per-minute, id: pro-per-minute, algorithm: gcra, quantity: 5, window: 1m}
 default_plan: free
 anonymous_plan: free
 keys:
