@@ -12,44 +12,53 @@ import (
 )
 
 // MaxKeyBody is the most bytes of a request's body read for a rule's key
-// of its form or JSON fields (KeyForm, KeyJSON): a longer body has no
-// such field, and its key falls back as the rule's Fallback says.
+// of its form or JSON fields (KeyForm, KeyJSON). A longer body of the
+// key's content type may hold the field unread: every such request of the
+// rule is counted together, as one whose field upstreams may read as
+// different values is, whatever the rule's Fallback.
 const MaxKeyBody = 64 << 10
 
 // maxJSONDepth is the most names a KeyJSON path has ("user.email" has two).
 const maxJSONDepth = 4
 
 // requestBody is what rule keys read of a request's body, once: its bytes
-// and, parsed when first needed, its form or JSON fields.
+// and, found when first needed, its form or JSON fields.
 type requestBody struct {
-	done, formDone, jsonDone, queryDone bool
-	bytes                               []byte
-	form                                url.Values
-	json                                []byte     // the body when it is of a JSON type
-	query                               url.Values // the query string's parameters
+	done, unread       bool // unread: the body is longer than MaxKeyBody or does not read
+	bytes              []byte
+	formDone, formLost bool       // formLost: a form body that could not be read (see readForm)
+	formText           string     // an application/x-www-form-urlencoded body
+	form               url.Values // a multipart/form-data body's fields
+	jsonDone, jsonLost bool       // jsonLost: a JSON body that could not be read (see readJSON)
+	json               []byte     // the body when it is of a JSON type
 }
 
-// body returns r's body, read once, when it is at most MaxKeyBody bytes;
-// nil otherwise. The handler that serves r still reads the whole body: r.Body
-// is replaced by what was read followed by the rest, closed with the
-// original.
-func (f *requestFacts) body() []byte {
+// body returns r's body, read once: its bytes (none when r has no body),
+// or ok false when the body is longer than MaxKeyBody or does not read. The
+// handler that serves r still reads the whole body: r.Body is replaced by
+// what was read followed by the rest, closed with the original.
+func (f *requestFacts) body() (data []byte, ok bool) {
 	b := &f.reqBody
 	if b.done {
-		return b.bytes
+		return b.bytes, !b.unread
 	}
 	b.done = true
 	r := f.r
-	if f.client || r.Body == nil || r.Body == http.NoBody || r.ContentLength > MaxKeyBody {
-		return nil
+	if f.client || r.Body == nil || r.Body == http.NoBody {
+		return nil, true
+	}
+	if r.ContentLength > MaxKeyBody {
+		b.unread = true
+		return nil, false
 	}
 	read, err := io.ReadAll(io.LimitReader(r.Body, MaxKeyBody+1))
 	r.Body = replayedBody{Reader: io.MultiReader(bytes.NewReader(read), r.Body), Closer: r.Body}
 	if err != nil || len(read) > MaxKeyBody {
-		return nil
+		b.unread = true
+		return nil, false
 	}
 	b.bytes = read
-	return read
+	return read, true
 }
 
 // replayedBody is a request body whose first bytes were read for a key.
@@ -72,7 +81,10 @@ type replayedBody struct {
 // PHP reads as one) with values that differ (but for case) is
 // ambiguous: upstreams read different ones (Go the first, Django, Rails
 // and PHP the last), so that no value of it is the one the upstream acts
-// on. A request whose Body is nil describes one whose body is elsewhere
+// on. So is the field of a form body that could not be read (see
+// readForm), or of a pair url.ParseQuery refuses but another upstream
+// reads (see pairValue): the field may be there, read by the upstream. A
+// request whose Body is nil describes one whose body is elsewhere
 // (forward-auth's): it has no field, the query unread, since a query
 // value alone would let the client pick its count while the upstream
 // reads the body.
@@ -83,28 +95,53 @@ func (f *requestFacts) formValue(name string) (v string, ambiguous bool) {
 	b := &f.reqBody
 	if !b.formDone {
 		b.formDone = true
-		switch t, params := mediaTypeParams(f.r); t {
-		case "application/x-www-form-urlencoded":
-			if body := f.body(); body != nil {
-				b.form, _ = url.ParseQuery(string(body)) // the fields before a malformed one are kept
-			}
-		case "multipart/form-data":
-			if body := f.body(); body != nil && params["boundary"] != "" {
-				b.form = multipartFields(body, params["boundary"])
-			}
-		}
+		b.formLost = !f.readForm()
 	}
 	var one fieldValues
+	if b.formLost || !one.addPairs(b.formText, name) || !one.addPairs(f.rawQuery(), name) {
+		return "", true
+	}
 	one.addFields(b.form, name)
-	one.addFields(f.queryParams(), name)
 	return one.value()
+}
+
+// readForm reads r's body for formValue when it is a form: the text of an
+// application/x-www-form-urlencoded body, its pairs however many (the
+// bound on its bytes bounds them), or the fields of a multipart/form-data
+// one (see multipartFields). It reports false for a form body that could
+// not be read whole: longer than MaxKeyBody, or a multipart body that does
+// not read to its end or whose boundary is unknown (see mediaTypeParams).
+// A body of another type, or none, is no form.
+func (f *requestFacts) readForm() bool {
+	b := &f.reqBody
+	switch t, params, parsed := mediaTypeParams(f.r); t {
+	case "application/x-www-form-urlencoded":
+		body, ok := f.body()
+		b.formText = string(body)
+		return ok
+	case "multipart/form-data":
+		switch body, ok := f.body(); {
+		case !ok:
+			return false
+		case len(body) == 0:
+			return true
+		case !parsed: // PHP finds a boundary in what Go does not parse
+			return false
+		case params["boundary"] == "": // no upstream reads its fields
+			return true
+		default:
+			b.form, ok = multipartFields(body, params["boundary"])
+			return ok
+		}
+	}
+	return true
 }
 
 // jsonValue returns the field at path (names joined by dots, as a claim's)
 // of a JSON object body, after one leading byte order mark (see
 // withoutBOM): a string without the whitespace around it (see trimValue),
 // a whole number, true or false; "" for anything else or a body that is
-// not JSON. Each name is matched in any case, as encoding/json matches a
+// not JSON (see jsonType). Each name is matched in any case, as encoding/json matches a
 // struct's fields: a member under another casing alone is the field, and
 // an object with two members of a name of path is ambiguous: of two the
 // same, encoding/json and JavaScript read the last, gjson and jsonparser
@@ -115,7 +152,8 @@ func (f *requestFacts) formValue(name string) (v string, ambiguous bool) {
 // string with the body, so the field is also the query parameter of its
 // name ("user[email]" for "user.email", as they nest one), in any case or
 // as PHP names it, as formValue reads one; a query parameter and a member
-// with values that differ (but for case) are ambiguous. A request whose
+// with values that differ (but for case) are ambiguous. So is the field
+// of a JSON body that could not be read (see readJSON). A request whose
 // Body is nil has no field, the query unread, as for formValue.
 func (f *requestFacts) jsonValue(path string) (value string, ambiguous bool) {
 	if f.r.Body == nil {
@@ -124,9 +162,10 @@ func (f *requestFacts) jsonValue(path string) (value string, ambiguous bool) {
 	b := &f.reqBody
 	if !b.jsonDone {
 		b.jsonDone = true
-		if t := mediaType(f.r); t == "application/json" || strings.HasSuffix(t, "+json") {
-			b.json = withoutBOM(f.body())
-		}
+		b.jsonLost = !f.readJSON()
+	}
+	if b.jsonLost {
+		return "", true
 	}
 	v, ambiguous := jsonMember(b.json, path)
 	if ambiguous {
@@ -136,8 +175,30 @@ func (f *requestFacts) jsonValue(path string) (value string, ambiguous bool) {
 	if s := jsonScalar(v); s != "" {
 		one.add(s)
 	}
-	one.addFields(f.queryParams(), queryName(path))
+	if !one.addPairs(f.rawQuery(), queryName(path)) {
+		return "", true
+	}
 	return one.value()
+}
+
+// readJSON reads r's body for jsonValue when it is JSON (see jsonType). It
+// reports false for one that could not be read whole: longer than
+// MaxKeyBody, or not one JSON value, after one byte order mark and but
+// for the whitespace around it (malformed, cut short, nested deeper than
+// encoding/json reads, or followed by more), whose field a lenient reader
+// may still find (gjson skips what comes before an object). A body of
+// another type, or an empty one, has no field.
+func (f *requestFacts) readJSON() bool {
+	if !jsonType(f.r) {
+		return true
+	}
+	body, ok := f.body()
+	body = withoutBOM(body)
+	if !ok || len(bytes.TrimLeft(body, " \t\r\n")) > 0 && !json.Valid(body) {
+		return false
+	}
+	f.reqBody.json = body
+	return true
 }
 
 // withoutBOM returns body without one leading UTF-8 byte order mark, which
@@ -179,17 +240,12 @@ func queryName(path string) string {
 	return name + "[" + strings.ReplaceAll(rest, ".", "][") + "]"
 }
 
-// queryParams returns the parameters of r's query string, parsed once as
-// url.ParseQuery (and so r.FormValue) reads them.
-func (f *requestFacts) queryParams() url.Values {
-	b := &f.reqBody
-	if !b.queryDone {
-		b.queryDone = true
-		if f.r.URL != nil && f.r.URL.RawQuery != "" {
-			b.query, _ = url.ParseQuery(f.r.URL.RawQuery) // the parameters before a malformed one are kept
-		}
+// rawQuery returns r's query string.
+func (f *requestFacts) rawQuery() string {
+	if f.r.URL == nil {
+		return ""
 	}
-	return b.query
+	return f.r.URL.RawQuery
 }
 
 // fieldValues gathers the values one field of a request is given, wherever
@@ -210,6 +266,27 @@ func (fv *fieldValues) add(v string) {
 	case !strings.EqualFold(v, fv.first):
 		fv.ambiguous = true
 	}
+}
+
+// addPairs adds the values of the pairs of raw, a query string or an
+// application/x-www-form-urlencoded body, named name in any case or as PHP
+// names them (see sameName), decoded as url.ParseQuery decodes them,
+// however many (url.ParseQuery refuses more than 10,000). It reports false
+// when a pair url.ParseQuery refuses may be one of them to another
+// upstream (see pairValue).
+func (fv *fieldValues) addPairs(raw, name string) bool {
+	pn := phpVarOf(name)
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		switch v, named, ok := pairValue(pair, name, pn); {
+		case named && !ok:
+			return false
+		case named:
+			fv.add(v)
+		}
+	}
+	return true
 }
 
 // addFields adds the values of the fields of vs named name, in any case or
@@ -284,15 +361,20 @@ func jsonMember(data []byte, path string) (v any, ambiguous bool) {
 const maxFormParts = 1000
 
 // multipartFields returns the fields of a multipart/form-data body, its
-// files left out, as far as it reads: the fields before a malformed part
-// are kept, as url.ParseQuery keeps those of a form.
-func multipartFields(body []byte, boundary string) url.Values {
+// files left out. It reports false, and no fields, for a body that does
+// not read to its final boundary (malformed or cut short, which PHP reads
+// as far as it goes) or has more than maxFormParts parts: a field may be
+// in what was not read.
+func multipartFields(body []byte, boundary string) (url.Values, bool) {
 	form := url.Values{}
 	mr := multipart.NewReader(bytes.NewReader(body), boundary)
-	for range maxFormParts {
+	for parts := 0; ; parts++ {
 		p, err := mr.NextPart()
-		if err != nil {
-			break
+		if err == io.EOF { // the final boundary; not wrapped, as a body cut short's is
+			return form, true
+		}
+		if err != nil || parts == maxFormParts {
+			return nil, false
 		}
 		name := p.FormName()
 		if name == "" || p.FileName() != "" {
@@ -300,25 +382,39 @@ func multipartFields(body []byte, boundary string) url.Values {
 		}
 		v, err := io.ReadAll(p) // within the body, at most MaxKeyBody bytes
 		if err != nil {
-			break
+			return nil, false
 		}
 		form.Add(name, string(v))
 	}
-	return form
+}
+
+// jsonType reports whether r's body is JSON to an upstream: of type
+// application/json or +json, or of a Content-Type that holds "/json" or
+// "+json" anywhere, which Laravel's isJson() reads as JSON.
+func jsonType(r *http.Request) bool {
+	t, ct := mediaType(r), r.Header.Get("Content-Type")
+	return t == "application/json" || strings.HasSuffix(t, "+json") || strings.Contains(ct, "/json") || strings.Contains(ct, "+json")
 }
 
 // mediaType returns r's Content-Type without parameters, in lower case.
 func mediaType(r *http.Request) string {
-	t, _ := mediaTypeParams(r)
+	t, _, _ := mediaTypeParams(r)
 	return t
 }
 
 // mediaTypeParams returns r's Content-Type in lower case and its
-// parameters; "" and nil when it is none.
-func mediaTypeParams(r *http.Request) (string, map[string]string) {
-	t, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil {
-		return "", nil
+// parameters; "" when it has none. One that does not parse whole is still
+// of its type, as Go's ParseForm reads one whose parameters do not parse
+// and PHP and Rack one followed by anything after a ';', ',' or space: ok
+// is false then, its parameters unknown.
+func mediaTypeParams(r *http.Request) (t string, params map[string]string, ok bool) {
+	ct := r.Header.Get("Content-Type")
+	t, params, err := mime.ParseMediaType(ct)
+	if err == nil {
+		return t, params, true
 	}
-	return t, params
+	if i := strings.IndexAny(ct, ";, \t"); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.ToLower(ct), nil, false
 }

@@ -58,8 +58,9 @@ func TestRuleKeyedByAFormField(t *testing.T) {
 	if want := []int{200, 200, 200, 429, 200}; !slices.Equal(got, want) {
 		t.Errorf("alice from four addresses, then bob: %v, want %v", got, want)
 	}
-	// A body without the field, of another type, or longer than the bound
-	// has no username: the rule falls back to the client's address.
+	// A body without the field or of another type has no username: the
+	// rule falls back to the client's address. One longer than the bound
+	// counts with the unreadable ones (~), a count of its own here.
 	big := "username=alice&pad=" + strings.Repeat("x", httplimit.MaxKeyBody)
 	for _, c := range []struct{ name, contentType, body string }{
 		{"no field", form, "user=alice"},
@@ -94,8 +95,8 @@ func TestRuleKeyedByAJSONField(t *testing.T) {
 	if want := []int{200, 200, 429, 200}; !slices.Equal(got, want) {
 		t.Errorf("ann ×3 in any case, then bo: %v, want %v", got, want)
 	}
-	// Not an object, a field that is an object, malformed JSON: absent,
-	// each falls back to its own address.
+	// Not an object, a field that is an object: absent, each falls back to
+	// its own address; malformed JSON counts with the unreadable ones (~).
 	for i, body := range []string{`["ann@example.com"]`, `{"user":{"email":{"a":1}}}`, `{"user":`} {
 		if w := post(h, fmt.Sprintf("198.51.100.%d", i+1), "application/json", body); w.Code != 200 || w.Body.String() != body {
 			t.Errorf("%s: %d %q", body, w.Code, w.Body.String())

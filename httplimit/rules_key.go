@@ -192,7 +192,7 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 			} else {
 				v, ambiguous = f.jsonValue(kp.header)
 			}
-			if ambiguous { // every such request of the rule together, whatever its fallback
+			if ambiguous { // or unreadable: every such request of the rule together, whatever its fallback
 				return append(buf, ambiguousValue...), true
 			}
 			if v != "" && len(v) <= maxCredentialLen {
@@ -258,9 +258,10 @@ const sharedValue = "-"
 
 // ambiguousValue stands in a rule's store key for a body field, query
 // parameter or cookie that upstreams may read as different values (see
-// requestFacts.formValue and jsonValue, queryValue, cookieValue): one
-// count for every such request, which no value, kept or hashed, is
-// written as.
+// requestFacts.formValue and jsonValue, queryValue, cookieValue), and for
+// a body field in a body of its type that could not be read (too long,
+// malformed): one count for every such request, which no value, kept or
+// hashed, is written as.
 const ambiguousValue = "~"
 
 // maxKeySubject is the longest client subject a rule's store key keeps as

@@ -13,37 +13,20 @@ import (
 // raw query, decoded as url.ParseQuery would give it and without the
 // whitespace around it (see trimValue); "" when absent. The parameter is
 // found by its name in any case and as PHP names it (see sameName), as
-// formValue finds a field. It splits on "&", skips pairs that do not
-// decode, and allocates only to decode a pair that has escapes. A
-// parameter given more than once with values that differ is ambiguous:
-// upstreams read different ones (Go the first, Django and Rails the last).
+// formValue finds a field. It splits on "&" (see pairValue), however many
+// pairs, skips those url.ParseQuery refuses, and allocates only to decode
+// a pair that has escapes. A parameter given more than once with values
+// that differ is ambiguous: upstreams read different ones (Go the first,
+// Django and Rails the last).
 func queryValue(raw, name string) (first string, ambiguous bool) {
 	pn := phpVarOf(name)
 	found := false
 	for raw != "" {
 		var pair string
 		pair, raw, _ = strings.Cut(raw, "&")
-		if strings.Contains(pair, ";") {
-			continue // url.ParseQuery refuses a pair with a semicolon
-		}
-		k, v, _ := strings.Cut(pair, "=")
-		if k == "" && v == "" {
+		v, named, ok := pairValue(pair, name, pn)
+		if !named || !ok {
 			continue
-		}
-		if strings.ContainsAny(k, "%+") {
-			var err error
-			if k, err = url.QueryUnescape(k); err != nil {
-				continue
-			}
-		}
-		if !sameVar(k, name, pn) {
-			continue
-		}
-		if strings.ContainsAny(v, "%+") {
-			var err error
-			if v, err = url.QueryUnescape(v); err != nil {
-				continue
-			}
 		}
 		switch v = trimValue(v); {
 		case !found:
@@ -53,6 +36,64 @@ func queryValue(raw, name string) (first string, ambiguous bool) {
 		}
 	}
 	return first, false
+}
+
+// pairValue reads one pair ("k=v") of a query string or form body as
+// url.ParseQuery reads it: named reports that it is the field name (pn
+// being phpVarOf(name)), v is its value, decoded. A pair url.ParseQuery
+// refuses (one with a semicolon, or an escape that does not decode) is
+// not ok, and named when an upstream that reads it anyway may take it for
+// the field: PHP, Django and Express keep an escape that does not decode
+// as it is, and Rack 2 splits a query on ";" too. It allocates only to
+// decode a pair that has escapes.
+func pairValue(pair, name string, pn phpVar) (v string, named, ok bool) {
+	if strings.Contains(pair, ";") {
+		return "", semicolonNamed(pair, name, pn), false
+	}
+	k, v, _ := strings.Cut(pair, "=")
+	if k == "" && v == "" {
+		return "", false, true
+	}
+	k, ok = unescapeQuery(k)
+	if !sameVar(k, name, pn) {
+		return "", false, ok
+	}
+	if !ok {
+		return "", true, false
+	}
+	if v, ok = unescapeQuery(v); !ok {
+		return "", true, false
+	}
+	return v, true, true
+}
+
+// semicolonNamed reports whether a pair with a semicolon names the field
+// name (pn being phpVarOf(name)) in one of its parts split on ";", as
+// Rack 2 reads a query.
+func semicolonNamed(pair, name string, pn phpVar) bool {
+	for pair != "" {
+		var part string
+		part, pair, _ = strings.Cut(pair, ";")
+		k, _, _ := strings.Cut(part, "=")
+		if k, _ = unescapeQuery(k); sameVar(k, name, pn) {
+			return true
+		}
+	}
+	return false
+}
+
+// unescapeQuery returns s decoded as url.QueryUnescape decodes it, or s as
+// it is and false when it does not decode. It allocates only when s has
+// escapes.
+func unescapeQuery(s string) (string, bool) {
+	if !strings.ContainsAny(s, "%+") {
+		return s, true
+	}
+	u, err := url.QueryUnescape(s)
+	if err != nil {
+		return s, false
+	}
+	return u, true
 }
 
 // cookieValue returns the value of the first cookie named name of the
