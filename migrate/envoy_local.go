@@ -76,8 +76,17 @@ func EnvoyLocal(src, source string) (*Translation, error) {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
 	}
+	var shared, apart []string // where the configurations with rules are, with and without local_cluster_rate_limit
 	for _, c := range found {
+		n := len(t.SluiceRules)
 		t.envoyLocalRules(c, found)
+		switch {
+		case len(t.SluiceRules) == n:
+		case mapValue(c.cfg, "local_cluster_rate_limit") != nil:
+			shared = append(shared, c.where())
+		default:
+			apart = append(apart, c.where())
+		}
 	}
 	if len(t.SluiceRules) == 0 {
 		var why []string
@@ -91,7 +100,7 @@ func EnvoyLocal(src, source string) (*Translation, error) {
 		}
 		return nil, fmt.Errorf("%s: no local rate limit sluice can import: a LocalRateLimit with a token_bucket, enabled by filter_enabled", source)
 	}
-	t.differs("instances", "each Envoy process keeps its own buckets, so N Envoy instances admit N times a limit. One sluice beside each Envoy on its memory store keeps that; on the Redis store a limit is shared by the fleet: multiply its quantity and burst by N for the same total.")
+	t.envoyInstances(shared, apart)
 	t.differs("headers", "Envoy's local rate limit answers 429 with x-envoy-ratelimited (and x-ratelimit-* when enable_x_ratelimit_headers is set); sluice sends RateLimit-Policy and RateLimit (IETF draft) on every response, and Retry-After with a problem+json body on 429.")
 	return t, nil
 }
@@ -170,10 +179,9 @@ func findLocalConfigs(n *yaml.Node, at envoyLocalConfig, depth int, out *[]envoy
 	return nil
 }
 
-// envoyLocalRules makes the rules of one configuration: its default token
-// bucket and its descriptors' buckets. all are every configuration found,
-// for the routes that replace a wider one's.
-func (t *Translation) envoyLocalRules(c envoyLocalConfig, all []envoyLocalConfig) {
+// where names the configuration in the report: its stat_prefix, its route
+// or virtual host, and its line.
+func (c envoyLocalConfig) where() string {
 	where := "local_ratelimit"
 	if p := mapValue(c.cfg, "stat_prefix"); p != nil && p.Value != "" {
 		where += " " + p.Value
@@ -184,7 +192,36 @@ func (t *Translation) envoyLocalRules(c envoyLocalConfig, all []envoyLocalConfig
 	case c.vhost != nil:
 		where += " on virtual host " + scalar(mapValue(c.vhost, "name"))
 	}
-	where = fmt.Sprintf("%s (line %d)", where, c.cfg.Line)
+	return fmt.Sprintf("%s (line %d)", where, c.cfg.Line)
+}
+
+// envoyInstances says how the imported buckets count across Envoy
+// instances, and chooses the store: shared names the configurations with
+// rules that set local_cluster_rate_limit, apart those that do not. Envoy
+// gives each member of the local cluster a share of a bucket of the
+// first (1/N of its tokens, Envoy 1.31 and later), so the cluster admits
+// the limit once: sluice's Redis store, one count for every sluice
+// instance (on_store_error: local divides it among them while Redis is
+// down, as Envoy always does). A bucket of the others is each Envoy
+// process's own: N instances admit N times it.
+func (t *Translation) envoyInstances(shared, apart []string) {
+	if len(shared) == 0 {
+		t.differs("instances", "each Envoy process keeps its own buckets, so N Envoy instances admit N times a limit. One sluice beside each Envoy on its memory store keeps that; on the Redis store a limit is shared by the fleet: multiply its quantity and burst by N for the same total.")
+		return
+	}
+	t.Instances, t.OnStoreError = 2, "local"
+	t.differs("instances", "local_cluster_rate_limit (%s) divides each bucket among the N Envoys of the local cluster, each refilling and holding 1/N of its tokens, so the cluster admits the limit once: the import writes sluice's Redis store, one count shared by every sluice instance, the limit as written (set store.redis.addresses to your Redis and instances to your number of sluice instances; on_store_error: local divides the limits among them while Redis is down, as Envoy does). An Envoy sent more than its share of the requests refused them at 1/N of the limit, where sluice admits them while the whole count allows.",
+		fewOf(shared, "; "))
+	if len(apart) > 0 {
+		t.differs("instances", "the configurations without local_cluster_rate_limit (%s) kept each Envoy process's own buckets, so N Envoy instances admitted N times their limits; on the Redis store their rules count once for the fleet: multiply their quantity and burst by N for the same total.", fewOf(apart, "; "))
+	}
+}
+
+// envoyLocalRules makes the rules of one configuration: its default token
+// bucket and its descriptors' buckets. all are every configuration found,
+// for the routes that replace a wider one's.
+func (t *Translation) envoyLocalRules(c envoyLocalConfig, all []envoyLocalConfig) {
+	where := c.where()
 	enabled, enforced := fraction(mapValue(c.cfg, "filter_enabled")), fraction(mapValue(c.cfg, "filter_enforced"))
 	bucket := mapValue(c.cfg, "token_bucket")
 	descs := mapValue(c.cfg, "descriptors")
@@ -215,13 +252,17 @@ func (t *Translation) envoyLocalRules(c envoyLocalConfig, all []envoyLocalConfig
 		name = scalar(mapValue(c.vhost, "name"))
 	}
 	if bucket != nil {
-		l, ok := t.envoyBucket(bucket, "per-process", where)
+		limit, sharers := "per-process", "the process's workers and clients"
+		if mapValue(c.cfg, "local_cluster_rate_limit") != nil {
+			limit, sharers = "per-cluster", "the local cluster's Envoys (local_cluster_rate_limit) and their clients"
+		}
+		l, ok := t.envoyBucket(bucket, limit, where)
 		if ok {
 			l.Shadow = shadow
 			r := base
 			r.Name, r.Key, r.Limits = t.ruleName(name), []string{"rule"}, []Limit{l}
 			t.SluiceRules = append(t.SluiceRules, r)
-			t.same(where+" bucket", "one token bucket for every request it applies to, as Envoy's is shared by the process's workers and clients (key rule).")
+			t.same(where+" bucket", "one token bucket for every request it applies to, as Envoy's is shared by %s (key rule).", sharers)
 		}
 	}
 	if v := mapValue(c.cfg, "local_rate_limit_per_downstream_connection"); v != nil && v.Value == "true" {

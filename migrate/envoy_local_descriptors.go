@@ -82,7 +82,8 @@ func (t *Translation) envoyLocalDescriptor(d *yaml.Node, c envoyLocalConfig, bas
 			return
 		}
 	}
-	if len(r.Key) == 0 {
+	dynamic := len(r.Key) > 0 // an entry without a value counts each value apart
+	if !dynamic {
 		r.Key = []string{"rule"}
 	}
 	if len(r.Key) > 1 && r.Fallback == "skip" {
@@ -95,7 +96,34 @@ func (t *Translation) envoyLocalDescriptor(d *yaml.Node, c envoyLocalConfig, bas
 	l.Shadow = shadow
 	r.Limits = []Limit{l}
 	t.same(where, "a descriptor entry without a value gives each value its own bucket (key %s), as Envoy's dynamic descriptors do; one with a value matches it.", strings.Join(r.Key, ", "))
+	if dynamic {
+		t.envoyDynamicCache(c, where)
+	}
 	t.SluiceRules = append(t.SluiceRules, r)
+}
+
+// envoyDefaultDynamic is how many values' buckets Envoy keeps for a
+// descriptor with an entry without a value when max_dynamic_descriptors is
+// unset.
+const envoyDefaultDynamic = 20
+
+// envoyDynamicCache reports, at where, that Envoy keeps the buckets of at
+// most max_dynamic_descriptors values (of c's configuration; 20 when
+// unset) of a descriptor with an entry without a value, the least recently
+// used evicted: a value seen again after its eviction starts with a full
+// bucket. sluice keeps every value's bucket.
+func (t *Translation) envoyDynamicCache(c envoyLocalConfig, where string) {
+	n, written := envoyDefaultDynamic, "20 when unset"
+	if v := mapValue(c.cfg, "max_dynamic_descriptors"); v != nil {
+		s := scalar(v)
+		if v.Kind == yaml.MappingNode {
+			s = scalar(mapValue(v, "value"))
+		}
+		if m, err := strconv.Atoi(s); err == nil && m >= 1 {
+			n, written = m, "as set"
+		}
+	}
+	t.differs(where+" max_dynamic_descriptors", "Envoy keeps the buckets of at most %d values of this descriptor (max_dynamic_descriptors, %s), evicting the least recently used: a value seen again after its eviction starts with a full bucket. With more than %d values active, Envoy admits an evicted value's requests again where sluice, which keeps every value's bucket, refuses them while its bucket is empty.", n, written, n)
 }
 
 // descriptorActions returns the actions of the first rate_limits entry

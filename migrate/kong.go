@@ -261,6 +261,7 @@ func Kong(src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	f.Services, f.Routes = withServiceRoutes(f.Services, f.Routes)
+	t.kongLegacy = kongLegacyFormat(f.FormatVersion)
 	t.kongLegacyPaths(&f)
 	t.kongRouteSNIs(&f)
 	t.kongPluginOwners(&f)
@@ -322,10 +323,14 @@ func Kong(src, source string) (*Translation, error) {
 	// A plugin with limit_by path counts one path apart: rules too.
 	// A plugin of some routes whose paths Kong's router gives others in
 	// part (kongRivals) is a rule too, which leaves those out. So is one
-	// of limit_by header beside consumers' plans: the plans' keys are read
-	// from the key-auth headers, and the plugin's header is the rule's key.
+	// that counts otherwise than per consumer (limit_by ip, header,
+	// service) beside consumers' plans: Kong runs it on the requests of the
+	// consumers without a plugin of its name too, counting them as it
+	// counts the others (by address, by header, together), where a plan's
+	// limits count per API key; the rule keeps its own key and applies to
+	// those plans (kongConsumers).
 	main := scopes[0]
-	if len(scopes) > 1 || main.unauth || main.config.LimitBy == "path" || main.config.LimitBy == "header" && t.kongConsumerPlans || main.hosts != nil || main.methods != nil || main.groups != nil || main.name != "global" && main.config.LimitBy == "service" ||
+	if len(scopes) > 1 || main.unauth || main.config.LimitBy == "path" || !kongByConsumer(main.config) && t.kongConsumerPlans || main.hosts != nil || main.methods != nil || main.groups != nil || main.name != "global" && main.config.LimitBy == "service" ||
 		main.paths != nil && (kongHasRivals(main, kongRivals(routes, func(at int) bool { return slices.Contains(main.routes, at) })) || kongHasTies(main, kongRivals(routes, func(int) bool { return false }))) {
 		f.advancedRules = map[string]bool{}
 		if err := t.kongRules(scopes, allPaths, routes, f.advancedRules); err != nil {
@@ -706,7 +711,13 @@ func (t *Translation) kongSettings(c kongConfig) {
 		t.differs("sync_rate -1", "Kong kept the counters of strategy %s in each node's memory and never synchronised them, as strategy local does: the import reads it as local.", c.Strategy)
 	}
 	switch c.Policy {
-	case "", "local":
+	case "":
+		if t.kongLegacy {
+			t.kongLegacyDefaultPolicy(c)
+			break
+		}
+		fallthrough
+	case "local":
 		t.differs("policy local", "Kong counted on each node separately, so N nodes admitted up to N times the limit; sluice's memory store on one instance is one node's count. With several sluice instances use the Redis store for one shared, exact count (the limit as written), or divide the quantities.")
 	case "cluster", "redis":
 		t.Instances, t.OnStoreError = 2, "allow"

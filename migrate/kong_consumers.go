@@ -18,10 +18,11 @@ import (
 // a consumer's in place of its groups', a group's in place of the route's,
 // service's or global one. So a plan holds its consumer's plugins, its
 // group's of the names the consumer has none of, and, of the names neither
-// has, the wider plugins still apply to it: the imported plan's limits are
-// copied into it (kongWiderLimits), and the rules (the route and service
-// plugins, when they differ) apply to the imported plan's clients and to
-// those plans (match.plans).
+// has, the wider plugins still apply to it: the imported plan's limits,
+// which count per consumer, are copied into it (kongWiderLimits), and the
+// rules (the route and service plugins, when they differ, and a plugin that
+// counts otherwise than per consumer, by its own key) apply to the imported
+// plan's clients and to those plans (match.plans).
 //
 // Then the plugins that name a consumer and a service become rules of
 // their own (kongConsumerServices).
@@ -146,9 +147,13 @@ func (t *Translation) kongGroupPluginsBeside(ps []kongPlugin, c kongConsumer, me
 // kongWiderLimits gives each plan of plans that has no plugin of the name
 // the imported plan's limits are of (advanced: rate-limiting-advanced) a
 // copy of those limits, as Kong runs the wider plugin of that name on its
-// clients' requests too (has: plan → the names of its plugins). Where the
-// imported plan's limits count only some paths (its costs), the copy is a
-// rule of those paths for the plan's clients (key client).
+// clients' requests too (has: plan → the names of its plugins). The
+// imported plan's limits are then a plugin's that counts per consumer (one
+// counting by address, header or service is a rule of its own key instead,
+// made by Kong), so a copy counting per client of the plan counts as Kong
+// does. Where the imported plan's limits count only some paths (its
+// costs), the copy is a rule of those paths for the plan's clients (key
+// client).
 func (t *Translation) kongWiderLimits(plans []string, has map[string][2]bool, advanced bool) {
 	var ls []Limit
 	for _, l := range t.Limits {

@@ -82,3 +82,17 @@ func (t *Translation) kongRouteSNIs(f *kongFile) {
 		conv(&f.Routes[j])
 	}
 }
+
+// kongLegacyDefaultPolicy reports plugin configuration c without a policy
+// (rate-limiting-advanced: strategy) in a file of Kong before 3.0, which
+// the import reads as local: Kong 2.x defaulted it to cluster on a node
+// with a database (one count shared by the nodes) and to local only in
+// DB-less and hybrid mode; Kong 3.0 made local the default everywhere.
+// The file does not say which mode its Kong ran in.
+func (t *Translation) kongLegacyDefaultPolicy(c kongConfig) {
+	field := "policy"
+	if c.advanced {
+		field = "strategy"
+	}
+	t.differs(field+" (unset, Kong before 3.0)", "the plugin sets no %s, and the file is of Kong before 3.0 (_format_version below 3.0), which then counted with %s cluster on a node with a database (one count shared by all nodes, kept in the database) and with %s local only in DB-less or hybrid mode (each node apart; Kong 3.0 made local the default in every mode). The import reads it as local: the memory store, one node's count. If your Kong had a database, the count was shared: set store.type: redis with instances (your number of sluice instances) for one count across sluice's instances, the limit as written. If it was DB-less or hybrid, N nodes admitted up to N times the limit: keep one sluice beside each node on its memory store, or use the Redis store and multiply the quantities by N.", field, field, field)
+}

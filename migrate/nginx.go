@@ -125,6 +125,7 @@ func Nginx(src, source string) (*Translation, error) {
 	directives := 0 // limit_req and limit_conn, each a rule's setting at most
 	var realIP nginxRealIP
 	var includes []string // "line N: include <files>", which the import does not read
+	var streams []string  // the limits of stream blocks, not imported (nginxStream)
 	var walk func(ds []directive, where string, pattern []string, inherited nginxScope) error
 	walk = func(ds []directive, where string, pattern []string, inherited nginxScope) error {
 		own := nginxScope{where: where, pattern: pattern, status: inherited.status, dryRun: inherited.dryRun,
@@ -225,6 +226,8 @@ func Nginx(src, source string) (*Translation, error) {
 				if err := walk(d.block, d.name, nil, own); err != nil {
 					return err
 				}
+			case "stream":
+				streams = append(streams, t.nginxStream(d)...)
 			case "server":
 				in := own
 				servers, in.server = append(servers, parseServer(d)), len(servers)
@@ -246,6 +249,9 @@ func Nginx(src, source string) (*Translation, error) {
 	}
 	if err := walk(ds, "http", nil, nginxScope{status: 503, connStatus: 503, server: -1}); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if len(includes) == 0 && !slices.ContainsFunc(scopes, func(s nginxScope) bool { return len(s.uses) > 0 }) {
+		return nil, fmt.Errorf("%s: %w", source, t.nginxNothing(streams))
 	}
 	if len(servers) > 1 {
 		// nginx gives every request to a server, whose scope holds the

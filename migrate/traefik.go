@@ -275,16 +275,21 @@ func (t *Translation) traefikLimit(name string, rl *traefikRateLimit, limitName 
 		maxDelay = time.Second / (time.Duration(perSecond) * 2)
 	}
 	maxDelay = max(maxDelay.Truncate(time.Microsecond), time.Microsecond)
-	// Traefik's in-memory limiter forgets a source's bucket after ttl
-	// without a request from it (2s at one or more a second, 1+⌊1/rate⌋
-	// seconds below), and the next request finds a new, full bucket.
+	// Traefik forgets a source's bucket after ttl without a request from
+	// it (2s at one or more a second, 1+⌊1/rate⌋ seconds below): the
+	// in-memory limiter drops its entry, the Redis one lets its key
+	// expire (EXPIRE key ttl); the next request finds a new, full bucket.
 	ttl := 2 * time.Second
 	if perSecond < 1 {
 		ttl = time.Duration(1+int64(1/perSecond)) * time.Second
 	}
-	if refill := perSecond * ttl.Seconds(); rl.Redis == nil && float64(burst) > refill {
-		t.differs(where+" idle buckets", "Traefik forgets a client's bucket after %s without a request from it, and its next request finds a new bucket holding the whole burst of %d; sluice's bucket refills at %d per %s, %.4g in %s: a client that pauses %s and sends a burst gets more admitted by Traefik.",
-			ttl, burst, rl.Average, period, refill, ttl, ttl)
+	if refill := perSecond * ttl.Seconds(); float64(burst) > refill {
+		forgets := "Traefik forgets a client's bucket"
+		if rl.Redis != nil {
+			forgets = "Traefik's Redis key of a client's bucket expires"
+		}
+		t.differs(where+" idle buckets", "%s after %s without a request from it, and its next request finds a new bucket holding the whole burst of %d; sluice's bucket refills at %d per %s, %.4g in %s: a client that pauses %s and sends a burst gets more admitted by Traefik.",
+			forgets, ttl, burst, rl.Average, period, refill, ttl, ttl)
 	}
 	l := Limit{Name: limitName, Algorithm: "leaky-bucket", Quantity: rl.Average, Window: period, Burst: burst, MaxWait: maxDelay,
 		Source: fmt.Sprintf("%s: average %d per %s, burst %d", where, rl.Average, period, burst)}

@@ -357,6 +357,10 @@ type Translation struct {
 	// kongConsumerPlans, for Format kong: a consumer or consumer group has
 	// a rate-limiting plugin, which becomes a plan.
 	kongConsumerPlans bool
+	// kongLegacy, for Format kong: the file is a decK file of Kong before
+	// 3.0 (kongLegacyFormat), whose plugins without a policy counted as
+	// policy cluster on a node with a database (kongSettings).
+	kongLegacy bool
 	// kongAuthed, for Format kong, is what the routes an authentication
 	// plugin runs on match, when it runs on some routes only (nil
 	// otherwise): where Kong runs the consumers' plugins.
