@@ -408,6 +408,9 @@ func (s *Server) Reload() error {
 	if err == nil && s.opts.Leases != nil {
 		err = cfg.CountsLeasedBy(s.opts.Config.Store)
 	}
+	if err == nil { // judged by the store running, not the file's store section
+		err = cfg.AlgorithmsAgreeOn(s.opts.Config.Store)
+	}
 	if err == nil {
 		var st *state
 		if st, err = s.build(cfg); err == nil {
