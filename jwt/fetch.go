@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluice-dev/sluice/internal/redact"
 )
 
 var (
@@ -260,7 +262,7 @@ func keysOfDiscovery(doc []byte, docURL, issuer string) (string, error) {
 	}
 	switch {
 	case d.Issuer != issuer:
-		return "", fmt.Errorf("it names issuer %.200q, not %q", d.Issuer, issuer)
+		return "", fmt.Errorf("it names issuer %.200q, not %q", redact.URL(d.Issuer), redact.URL(issuer))
 	case d.JWKSURI == "":
 		return "", errors.New("it names no jwks_uri")
 	}

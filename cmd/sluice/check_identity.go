@@ -107,7 +107,7 @@ func jwtText(j *config.JWT, named bool, unverified string) string {
 		s = j.Name + " " + s
 	}
 	if j.Issuer != "" {
-		s += ", iss " + j.Issuer
+		s += ", iss " + redact.URL(j.Issuer)
 	}
 	if len(j.Audiences) > 0 {
 		s += ", aud " + strings.Join(j.Audiences, " or ")

@@ -31,7 +31,7 @@ func checkOnline(ctx context.Context, w io.Writer, cfg *config.Config) error {
 		}
 		from := redact.URL(j.JWKSURL)
 		if j.Discover {
-			from = "the OpenID configuration of " + j.Issuer
+			from = "the OpenID configuration of " + redact.URL(j.Issuer)
 		}
 		v, err := jwt.New(j.Options())
 		if err == nil {
