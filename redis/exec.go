@@ -31,14 +31,17 @@ const (
 // sending it again cannot count anything twice. exec waits tryAgainFirst
 // before the second send, twice as long before each next one up to
 // tryAgainMax, and returns the last TRYAGAIN when ctx would end before the
-// next send. No other error is sent again: a script whose reply was lost
-// or came too late may have run.
+// next send could be answered: before the wait and as long again as the
+// last send took have passed. No other error is sent again: a script whose
+// reply was lost or came too late may have run.
 func (s *Store) exec(ctx context.Context, lua *rueidis.Lua, keys, args []string) rueidis.RedisResult {
+	sent := time.Now()
 	r := lua.Exec(ctx, s.client, keys, args)
 	for wait := tryAgainFirst; isTryAgain(r.Error()); wait = min(2*wait, tryAgainMax) {
-		if !pause(ctx, wait) {
+		if !pause(ctx, wait, time.Since(sent)) {
 			break
 		}
+		sent = time.Now()
 		r = lua.Exec(ctx, s.client, keys, args)
 	}
 	return r
@@ -51,9 +54,10 @@ func isTryAgain(err error) bool {
 }
 
 // pause waits d and reports true, or reports false as soon as ctx ends,
-// and at once when ctx's deadline comes before d has passed.
-func pause(ctx context.Context, d time.Duration) bool {
-	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d {
+// and at once when ctx's deadline comes before d and then send, the time a
+// send takes, have passed.
+func pause(ctx context.Context, d, send time.Duration) bool {
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d+send {
 		return false
 	}
 	t := time.NewTimer(d)
