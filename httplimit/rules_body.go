@@ -12,19 +12,21 @@ import (
 )
 
 // MaxKeyBody is the most bytes of a request's body read for a rule's key
-// of its form or JSON fields (KeyForm, KeyJSON). A longer body of the
-// key's content type may hold the field unread: every such request of the
-// rule is counted together, as one whose field upstreams may read as
-// different values is, whatever the rule's Fallback.
+// of its form or JSON fields (KeyForm, KeyJSON), and the most a gzip or
+// deflate body (by its Content-Encoding) is decoded to. A longer body of
+// the key's content type may hold the field unread: every such request of
+// the rule is counted together, as one whose field upstreams may read as
+// different values is, whatever the rule's Fallback; so is one of another
+// content coding (br, zstd), of several, or that does not decode.
 const MaxKeyBody = 64 << 10
 
 // maxJSONDepth is the most names a KeyJSON path has ("user.email" has two).
 const maxJSONDepth = 4
 
-// requestBody is what rule keys read of a request's body, once: its bytes
-// and, found when first needed, its form or JSON fields.
+// requestBody is what rule keys read of a request's body, once: its
+// content (see body) and, found when first needed, its form or JSON fields.
 type requestBody struct {
-	done, unread       bool // unread: the body is longer than MaxKeyBody or does not read
+	done, unread       bool // unread: the body is longer than MaxKeyBody, or does not read or decode
 	bytes              []byte
 	formDone, formLost bool       // formLost: a form body that could not be read (see readForm)
 	formText           string     // an application/x-www-form-urlencoded body
@@ -33,10 +35,12 @@ type requestBody struct {
 	json               []byte     // the body when it is of a JSON type
 }
 
-// body returns r's body, read once: its bytes (none when r has no body),
-// or ok false when the body is longer than MaxKeyBody or does not read. The
-// handler that serves r still reads the whole body: r.Body is replaced by
-// what was read followed by the rest, closed with the original.
+// body returns r's body, read once: its content (none when r has no body),
+// decoded as its Content-Encoding states (see decodeBody), or ok false
+// when the body is longer than MaxKeyBody, does not read, or is not one
+// decodeBody reads. The handler that serves r still reads the whole body
+// as sent: r.Body is replaced by what was read followed by the rest,
+// closed with the original.
 func (f *requestFacts) body() (data []byte, ok bool) {
 	b := &f.reqBody
 	if b.done {
@@ -57,8 +61,10 @@ func (f *requestFacts) body() (data []byte, ok bool) {
 		b.unread = true
 		return nil, false
 	}
-	b.bytes = read
-	return read, true
+	if b.bytes, ok = decodeBody(r.Header, read); !ok {
+		b.unread = true
+	}
+	return b.bytes, ok
 }
 
 // replayedBody is a request body whose first bytes were read for a key.
