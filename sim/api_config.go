@@ -55,10 +55,14 @@ func (a *APIAnalysis) configYAML() string {
 	a.storeYAML(&b)
 	a.identityYAML(&b)
 	b.WriteString("plans:\n")
-	for _, p := range a.Plans {
+	apart := a.limitIDsApart()
+	for i, p := range a.Plans {
 		fmt.Fprintf(&b, "  %s:\n    limits:\n", yamlName(p.Name))
-		for _, l := range p.Limits {
+		for j, l := range p.Limits {
 			limitYAML(&b, "      ", l, req.Shadow, l.Stated, req.Instances)
+			if ap, ok := apart[[2]int{i, j}]; ok {
+				idYAML(&b, "      ", ap)
+			}
 		}
 		if len(a.Costs) > 0 && !p.Internal {
 			b.WriteString("    costs:\n")
