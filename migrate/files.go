@@ -342,6 +342,9 @@ func matchYAML(b *strings.Builder, first, indent string, m RuleMatch) {
 func limitYAML(b *strings.Builder, indent string, l Limit, shadow bool) {
 	fmt.Fprintf(b, "%s- name: %s   # %s\n", indent, yamlName(l.Name), comment(l.Source))
 	in := indent + "  "
+	if l.ID != "" {
+		fmt.Fprintf(b, "%sid: %s   # a state of its own: another plan's %s counts by another algorithm, and Redis keeps one state per client and ID\n", in, yamlName(l.ID), comment(l.Name))
+	}
 	fmt.Fprintf(b, "%salgorithm: %s\n%squantity: %d\n%swindow: %s\n", in, l.Algorithm, in, l.Quantity, in, l.window())
 	if l.Period != "" && l.Starts != "" {
 		fmt.Fprintf(b, "%sstarts: %s\n", in, l.Starts)

@@ -75,6 +75,10 @@ type Limit struct {
 	Shadow bool
 	// Source is the limit as the source wrote it, with its place.
 	Source string
+	// ID, when not "", is the limit's id: the identity of its state, in
+	// place of its name: a plan's limit on the Redis store whose name
+	// another plan's limit of another algorithm takes (idsApartByAlgorithm).
+	ID string
 }
 
 // JWT is identity.jwt as an import writes it: the issuer's JWK Set (at a
@@ -492,7 +496,9 @@ func formatWindow(d time.Duration) string {
 // Import translates src, in format (one of Formats), named source in the
 // configuration and report. The report says, when the translation's rules
 // match paths, that sluice's rules also count other spellings of a path;
-// except paths that leave nothing out are dropped. An error for a file
+// except paths that leave nothing out are dropped; on the Redis store, the
+// plans' limits of one name and two algorithms count apart
+// (idsApartByAlgorithm). An error for a file
 // without format's signs, that Detect takes for another format, names that
 // format.
 func Import(format, src, source string) (*Translation, error) {
@@ -527,6 +533,7 @@ func Import(format, src, source string) (*Translation, error) {
 		return nil, err
 	}
 	t.dropUnreached()
+	t.idsApartByAlgorithm()
 	if slices.ContainsFunc(t.SluiceRules, func(r Rule) bool {
 		return slices.ContainsFunc(r.alternatives(), func(m RuleMatch) bool { return len(m.Paths) > 0 })
 	}) {
