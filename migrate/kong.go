@@ -37,6 +37,9 @@ type kongFile struct {
 	// wider plugins of that name (kongConsumers).
 	limitsAdvanced bool
 	advancedRules  map[string]bool
+	// namedOnlyRules names the rules that apply to the plans with a
+	// plugin of their name only (kongScope.namedOnly).
+	namedOnlyRules map[string]bool
 }
 
 // kongService is a service, its plugins and its routes.
@@ -181,6 +184,9 @@ type kongConfig struct {
 	// (username or id) Kong names a request without valid credentials.
 	Anonymous string `yaml:"anonymous"`
 	advanced  bool
+	// replaced: a consumer's or consumer group's plugin of this plugin's
+	// name runs in its place where Kong names that consumer (kongSplits).
+	replaced bool
 }
 
 // kongScope is one rate-limiting plugin and where it applies.
@@ -208,7 +214,11 @@ type kongScope struct {
 	// authentication into this scope and another of the same sibling:
 	// each part's rule leaves out the other's routes below its own.
 	sibling string
-	config  kongConfig
+	// namedOnly: the scope (unauth) applies to the plans with a consumer's
+	// or consumer group's plugin of its name only; its sibling, of every
+	// route, to the others (kongAuthScopes).
+	namedOnly bool
+	config    kongConfig
 }
 
 // kongPeriods are the plugin's periods, their names and their sluice
@@ -281,8 +291,9 @@ func Kong(src, source string) (*Translation, error) {
 	}
 	routes := kongNumberRoutes(f.Services, f.Routes)
 	var scopes []kongScope
+	named := kongConsumerPluginNames(f.Consumers, f.ConsumerGroups)
 	add := func(ps []kongPlugin, where, name string, routes []kongRoute, service bool) {
-		scopes = append(scopes, t.kongPluginScopes(ps, where, name, routes, service)...)
+		scopes = append(scopes, t.kongPluginScopes(ps, where, name, routes, service, named)...)
 	}
 	var allPaths []string // of every route
 	hosts := 0
@@ -332,8 +343,8 @@ func Kong(src, source string) (*Translation, error) {
 	main := scopes[0]
 	if len(scopes) > 1 || main.unauth || main.config.LimitBy == "path" || !kongByConsumer(main.config) && t.kongConsumerPlans || main.hosts != nil || main.methods != nil || main.groups != nil || main.name != "global" && main.config.LimitBy == "service" ||
 		main.paths != nil && (kongHasRivals(main, kongRivals(routes, func(at int) bool { return slices.Contains(main.routes, at) })) || kongHasTies(main, kongRivals(routes, func(int) bool { return false }))) {
-		f.advancedRules = map[string]bool{}
-		if err := t.kongRules(scopes, allPaths, routes, f.advancedRules); err != nil {
+		f.advancedRules, f.namedOnlyRules = map[string]bool{}, map[string]bool{}
+		if err := t.kongRules(scopes, allPaths, routes, f.advancedRules, f.namedOnlyRules); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
 		if err := t.kongConsumers(&f); err != nil {
@@ -396,8 +407,9 @@ func kongNumberRoutes(services []kongService, loose []kongRoute) []kongRoute {
 // kongPluginScopes returns the rate-limiting plugins of ps as scopes, and
 // notes the token plugins; routes are those they apply to (nil: every
 // request), service says they are a service's, whose routes with a plugin
-// of the same name run that one instead.
-func (t *Translation) kongPluginScopes(ps []kongPlugin, where, name string, routes []kongRoute, service bool) []kongScope {
+// of the same name run that one instead; named says which names
+// (kongPluginIndex) the consumers' and consumer groups' plugins are of.
+func (t *Translation) kongPluginScopes(ps []kongPlugin, where, name string, routes []kongRoute, service bool, named [2]bool) []kongScope {
 	var out []kongScope
 	for _, p := range ps {
 		switch {
@@ -417,6 +429,7 @@ func (t *Translation) kongPluginScopes(ps []kongPlugin, where, name string, rout
 					c.Policy = "local"
 				}
 			}
+			c.replaced = named[kongPluginIndex(c.advanced)]
 			sc := kongScope{where: w, name: name, route: routes != nil && !service, config: c}
 			if routes == nil {
 				out = append(out, sc)

@@ -72,6 +72,24 @@ func kongHasConsumerPlans(consumers []kongConsumer, groups []kongConsumerGroup) 
 	return false
 }
 
+// kongConsumerPluginNames reports, of rate-limiting and
+// rate-limiting-advanced (kongPluginIndex), which names the enabled plugins
+// of consumers and consumer groups are of.
+func kongConsumerPluginNames(consumers []kongConsumer, groups []kongConsumerGroup) [2]bool {
+	var out [2]bool
+	for _, c := range consumers {
+		for i, ok := range kongPluginNames(kongLimitPlugins(c.Plugins)) {
+			out[i] = out[i] || ok
+		}
+	}
+	for _, g := range groups {
+		for i, ok := range kongPluginNames(kongLimitPlugins(g.Plugins)) {
+			out[i] = out[i] || ok
+		}
+	}
+	return out
+}
+
 // kongMarkAuthenticated marks the routes of services and the loose routes
 // that an authentication plugin runs on (the route's own or its
 // service's; the file has no global one), and names the others in
@@ -127,12 +145,15 @@ func (t *Translation) kongMarkAuthenticated(services []kongService, routes []kon
 // kongSplits reports whether a plugin of configuration c counts apart on
 // the routes no authentication plugin runs on, where one runs on others:
 // Kong names no consumer there, so limit_by consumer (or credential)
-// counts by address, and the consumers' plans do not replace the plugin.
+// counts by address, and a consumer's or consumer group's plugin of c's
+// name does not replace it there (c.replaced). A plugin that counts
+// otherwise, where no consumer's plugin of its name replaces it, keeps
+// one count over all its routes, as Kong's counter of it names no route.
 func (t *Translation) kongSplits(c kongConfig) bool {
 	if len(t.kongUnauthRoutes) == 0 || t.kongAnonymous {
 		return false
 	}
-	return kongByConsumer(c) || t.kongConsumerPlans
+	return kongByConsumer(c) || c.replaced
 }
 
 // kongByConsumer reports whether c counts per consumer.
@@ -142,40 +163,63 @@ func kongByConsumer(c kongConfig) bool {
 
 // kongAuthScopes returns sc on routes rs (rws[i] names where rs[i]'s match
 // is reported): one scope matching them all, or, when sc's plugin counts
-// apart where no consumer is named (kongSplits), one for the routes an
-// authentication plugin runs on and one (unauth) for the others.
+// apart where no consumer is named (kongSplits), two of one sibling: where
+// it counts per consumer, one for the routes an authentication plugin runs
+// on and one (unauth) for the others; where it counts several consumers
+// together (kongSharedCount), one for all of rs, for the plans without a
+// consumer's plugin of its name, and one (unauth, namedOnly) for the
+// routes without authentication, for the plans with one.
 func (t *Translation) kongAuthScopes(sc kongScope, rs []kongRoute, rws []string) []kongScope {
 	split := t.kongSplits(sc.config)
-	var groups [2][]kongMatch // authenticated routes, the others
-	var ats [2][]int          // their numbers (kongRoute.at)
+	var ms []kongMatch // of each route of rs
+	var parts [2][]int // indices in rs: authenticated routes, the others
 	for i, r := range rs {
 		g := 0
 		if split && !r.authenticated {
 			g = 1
 		}
-		groups[g], ats[g] = append(groups[g], t.kongRouteMatch(r, rws[i])), append(ats[g], r.at)
+		ms, parts[g] = append(ms, t.kongRouteMatch(r, rws[i])), append(parts[g], i)
+	}
+	both := len(parts[0]) > 0 && len(parts[1]) > 0
+	wide := both && kongSharedCount(sc.config)
+	if wide {
+		parts[0] = slices.Concat(parts[0], parts[1])
+		slices.Sort(parts[0])
 	}
 	var out []kongScope
-	for g, ms := range groups {
-		if len(ms) == 0 {
+	for g, idx := range parts {
+		if len(idx) == 0 {
 			continue
 		}
 		s := sc
-		if len(groups[0]) > 0 && len(groups[1]) > 0 {
+		if both {
 			s.sibling = sc.where
 		}
 		if g == 1 {
-			s.unauth = true
-			if s.sibling != "" {
+			s.unauth, s.namedOnly = true, wide
+			if both {
 				s.where, s.name = sc.where+" on routes without authentication", sc.name+"-noauth"
 				t.kongSplitCount(sc)
 			}
 		}
-		m := t.kongRoutesMatch(ms, s.where)
-		s.paths, s.hosts, s.methods, s.groups, s.routes = m.paths, m.hosts, m.methods, m.groups, ats[g]
+		var gms []kongMatch
+		var ats []int
+		for _, i := range idx {
+			gms, ats = append(gms, ms[i]), append(ats, rs[i].at)
+		}
+		m := t.kongRoutesMatch(gms, s.where)
+		s.paths, s.hosts, s.methods, s.groups, s.routes = m.paths, m.hosts, m.methods, m.groups, ats
 		out = append(out, s)
 	}
 	return out
+}
+
+// kongSharedCount reports whether a plugin of configuration c counts the
+// requests of several consumers together, one count wherever it runs: by
+// address, by a header's value or per service (not per consumer, nor per
+// path, which kongPathRule counts apart).
+func kongSharedCount(c kongConfig) bool {
+	return !kongByConsumer(c) && c.LimitBy != "path"
 }
 
 // kongUnauthenticatedScopes makes each global plugin that counts apart
@@ -223,8 +267,8 @@ func (t *Translation) kongUnauthenticatedScopes(scopes []kongScope, services []k
 func (t *Translation) kongLeaveOutSiblings(scopes []kongScope, ruleAt []int) {
 	for i, s := range scopes {
 		for j, o := range scopes {
-			if i == j || s.sibling == "" || o.sibling != s.sibling || ruleAt[i] < 0 {
-				continue
+			if i == j || s.sibling == "" || o.sibling != s.sibling || ruleAt[i] < 0 || o.namedOnly {
+				continue // the rule of every route keeps those without authentication
 			}
 			r := &t.SluiceRules[ruleAt[i]]
 			for k, a := range r.alternatives() {
@@ -234,6 +278,9 @@ func (t *Translation) kongLeaveOutSiblings(scopes []kongScope, ruleAt []int) {
 				}
 				var theirs []string
 				for _, q := range o.paths {
+					if slices.Contains(s.paths, q) {
+						continue // its own route's, in the rule of every route too
+					}
 					for _, pat := range kongPathPatterns(q) {
 						if slices.ContainsFunc(a.Paths, func(p string) bool { return below(pat, p) }) {
 							theirs = append(theirs, pat)
@@ -256,8 +303,17 @@ func (t *Translation) kongLeaveOutSiblings(scopes []kongScope, ruleAt []int) {
 // kongSplitCount says how the plugin of sc counts once split by
 // authentication: exactly as Kong where it counts per consumer (Kong's
 // identifier is the consumer on the authenticated routes and the address
-// on the others, never one count for both), otherwise one count become two.
+// on the others, never one count for both); where it counts several
+// consumers together (kongSharedCount), one count over every route for
+// the plans without a consumer's plugin of its name, as Kong's, and one
+// apart on the routes without authentication for the plans with one; for
+// limit_by path, one count become two.
 func (t *Translation) kongSplitCount(sc kongScope) {
+	if kongSharedCount(sc.config) {
+		noun := map[string]string{"header": "value of " + sc.config.HeaderName, "service": "service"}[sc.config.LimitBy]
+		t.differs(sc.where, "an authentication plugin runs on some of its routes only, and a consumer's or consumer group's plugin of its name runs in its place only where Kong names that consumer: its rule of every route counts the clients of the plans without such a plugin, one count (limit_by %s) as Kong's, and its rule of the routes without authentication the clients of the plans with one, apart from the others' there, where Kong counted them together: one %s may have the limit there once for each.", sc.config.LimitBy, or(noun, "address"))
+		return
+	}
 	if kongByConsumer(sc.config) {
 		t.same(sc.where, "an authentication plugin runs on some of its routes only: on those Kong counts per consumer, on the others it names no consumer and counts per address, whatever key a request carries. Two rules say the same: the routes with authentication keyed by API key, the others by address (key ip/32/128), for the clients of every plan.")
 		return

@@ -174,10 +174,12 @@ func (t *Translation) kongConsumerPlanOf(c kongConsumer, own map[string]string, 
 // leave out the paths those rules match: the plan's own limits become a
 // rule (on the paths the imported plan's costs charge, for a mirror of
 // it) that leaves them out, a rule of that plan alone leaves them out,
-// and a rule of several plans that counts each client apart is one rule
-// for the others and one for plan, which leaves them out. A rule of one
-// count for several clients (key rule, an address, a header), a global
-// limit, or paths a rule cannot leave out are reported at where.
+// and a rule of several plans is one rule for the others and one for
+// plan, which leaves them out: a rule leaves paths out for all its plans
+// alike. Where such a rule counts several clients together (key rule, an
+// address, a header; kongSharedKey), the copy counts plan's other
+// requests apart from the others', reported at where; so are a global
+// limit and paths a rule cannot leave out.
 func (t *Translation) kongLeaveOutForPlan(plan string, names []string, mirror bool, where string) {
 	var theirs []string  // the path patterns of rules names
 	var ours []RuleMatch // the alternatives of rules names
@@ -270,10 +272,6 @@ func (t *Translation) kongLeaveOutForPlan(plan string, names []string, mirror bo
 			leaveOut(r)
 			continue
 		}
-		if len(r.Key) > 1 || len(r.Key) == 1 && r.Key[0] != "client" && r.Key[0] != "api_key" {
-			t.differs(where, "rule %s counts the requests of plan %s together with other clients' (key %s): it cannot leave out this plugin's routes for that plan alone, so they count against it too, where Kong runs only this plugin.", r.Name, plan, strings.Join(r.Key, ", "))
-			continue
-		}
 		q := *r
 		q.Name, q.Plans, q.ExceptPaths, q.Paths = t.ruleName(r.Name+"-"+plan), []string{plan}, slices.Clone(r.ExceptPaths), slices.Clone(r.Paths)
 		q.Any = slices.Clone(r.Any)
@@ -293,11 +291,35 @@ func (t *Translation) kongLeaveOutForPlan(plan string, names []string, mirror bo
 		}
 		leaveOut(&q)
 		t.SluiceRules = append(t.SluiceRules, q)
+		if kongSharedKey(q.Key) {
+			t.differs(where, "rule %s counts the requests of plan %s together with other clients' (key %s), and a rule leaves paths out for all its plans alike: plan %s has a copy of it, %s, which leaves out this plugin's routes, so that Kong's count of them is this plugin's alone; the copy counts the plan's other requests apart from the other plans' clients, where Kong counted them together, so one %s may have the rule's limits once for plan %s and once for the others.", r.Name, plan, strings.Join(r.Key, ", "), plan, q.Name, kongSharedKeyNoun(q.Key), plan)
+			continue
+		}
 		t.same(where, "rule %s counts each client apart: plan %s has a copy of it, %s, which leaves out this plugin's routes.", r.Name, plan, q.Name)
 	}
 	if slices.ContainsFunc(t.Limits, func(l Limit) bool { return l.Global }) {
 		t.differs(where, "the global limits count the requests of plan %s on this plugin's routes too, where Kong runs only this plugin.", plan)
 	}
+}
+
+// kongSharedKey reports whether a rule of key counts several clients'
+// requests together (an address, a header, one count for the rule), not
+// each client apart (client, api_key).
+func kongSharedKey(key []string) bool {
+	return len(key) > 1 || len(key) == 1 && key[0] != "client" && key[0] != "api_key"
+}
+
+// kongSharedKeyNoun names what a rule of key (kongSharedKey) counts
+// together: "address", "value of X-Tenant", or "count" (key rule and the
+// others).
+func kongSharedKeyNoun(key []string) string {
+	if len(key) == 1 && strings.HasPrefix(key[0], "ip") {
+		return "address"
+	}
+	if h, ok := strings.CutPrefix(key[0], "header:"); ok && len(key) == 1 {
+		return "value of " + h
+	}
+	return "count"
 }
 
 // kongKeepBack gives rule r, whose matches were before (its alternatives)

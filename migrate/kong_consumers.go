@@ -100,6 +100,10 @@ func (t *Translation) kongConsumers(f *kongFile) error {
 	scoped := 0
 	for i := range t.SluiceRules {
 		r := &t.SluiceRules[i]
+		if f.namedOnlyRules[r.Name] {
+			kongNamedOnlyPlans(r, plans, has, f.advancedRules[r.Name])
+			continue
+		}
 		if len(r.Plans) > 0 || r.everyPlan { // a group's own count keeps its plan
 			continue
 		}
@@ -120,6 +124,18 @@ func (t *Translation) kongConsumers(f *kongFile) error {
 		t.same("consumers", "the rules made of the route, service and global plugins%s apply to the clients of plan %s, and of the plans of consumers and consumer groups that have no plugin of the rule's name (match.plans): the plans of consumers and consumer groups (%s) are limited by their own plugin of a name alone there, as Kong runs a consumer's or its group's plugin in place of the others of its name (rate-limiting, rate-limiting-advanced), and both names' plugins on a request.", where, PlanName, strings.Join(plans, ", "))
 	}
 	return t.kongConsumerServices(f, own)
+}
+
+// kongNamedOnlyPlans scopes r, the rule of a plugin (advanced:
+// rate-limiting-advanced) on the routes without authentication, to the
+// plans of plans that hold a plugin of its name (has: plan → the names of
+// its plugins): its rule of every route counts the others' clients.
+func kongNamedOnlyPlans(r *Rule, plans []string, has map[string][2]bool, advanced bool) {
+	for _, p := range plans {
+		if has[p][kongPluginIndex(advanced)] {
+			r.Plans = append(r.Plans, p)
+		}
+	}
 }
 
 // kongGroupPluginsBeside returns ps, the rate-limiting plugins of consumer

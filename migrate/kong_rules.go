@@ -20,8 +20,8 @@ import (
 // other routes (all, numbered by kongRoute.at), whatever plugins they have
 // (kongLeaveOutRivals). The policy, error code and headers are the first
 // plugin's. The names of the rules of rate-limiting-advanced plugins are
-// set in advanced.
-func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kongRoute, advanced map[string]bool) error {
+// set in advanced, those of namedOnly scopes (kongAuthScopes) in named.
+func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kongRoute, advanced, named map[string]bool) error {
 	everywhere := false
 	for _, s := range scopes {
 		if s.paths == nil {
@@ -67,6 +67,9 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 		}
 		for _, q := range t.SluiceRules[ruleAt[i]:] {
 			advanced[q.Name] = s.config.advanced
+			if s.namedOnly {
+				named[q.Name] = true
+			}
 		}
 	}
 	// The rivals of a plugin's rule are the routes no plugin of its name
@@ -119,7 +122,9 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 		for j, o := range scopes {
 			// A plugin gives way only to a more specific one of its own
 			// name: rate-limiting and rate-limiting-advanced both run.
-			if j == i || o.config.advanced != s.config.advanced || o.paths == nil {
+			// The parts of a plugin for the plans with and without a
+			// consumer's plugin of its name (namedOnly) share routes.
+			if j == i || o.config.advanced != s.config.advanced || o.paths == nil || s.sibling != "" && o.sibling == s.sibling && (s.namedOnly || o.namedOnly) {
 				continue
 			}
 			for k, a := range alts {
