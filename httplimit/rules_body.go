@@ -17,30 +17,59 @@ import (
 // the key's content type may hold the field unread: every such request of
 // the rule is counted together, as one whose field upstreams may read as
 // different values is, whatever the rule's Fallback; so is one of another
-// content coding (br, zstd), of several, or that does not decode.
+// content coding (br, zstd), of several, or that does not decode, and one
+// whose bytes as sent hold the field unless they give the value its
+// content does (see eitherReading).
 const MaxKeyBody = 64 << 10
 
 // maxJSONDepth is the most names a KeyJSON path has ("user.email" has two).
 const maxJSONDepth = 4
 
-// requestBody is what rule keys read of a request's body, once: its
-// content (see body) and, found when first needed, its form or JSON fields.
+// requestBody is what rule keys read of a request's body, once: its bytes,
+// its content when it has a content coding (see content) and, found when
+// first needed, its form or JSON fields.
 type requestBody struct {
-	done, unread       bool // unread: the body is longer than MaxKeyBody, or does not read or decode
-	bytes              []byte
+	done, unread          bool // unread: the body is longer than MaxKeyBody or does not read
+	bytes                 []byte
+	decodeDone, undecoded bool // undecoded: the body is unread, or decodeBody does not read it
+	decoded               []byte
+	sent                  bodyFields // the fields of the body as sent
+	content               bodyFields // the fields of its content, when it has a content coding
+}
+
+// bodyFields are the form or JSON fields of one reading of a body (see
+// bodyReading), found when first needed.
+type bodyFields struct {
 	formDone, formLost bool       // formLost: a form body that could not be read (see readForm)
 	formText           string     // an application/x-www-form-urlencoded body
 	form               url.Values // a multipart/form-data body's fields
 	jsonDone, jsonLost bool       // jsonLost: a JSON body that could not be read (see readJSON)
 	json               []byte     // the body when it is of a JSON type
+	garbled            []byte     // a body of a JSON type that is not JSON, as sent (see mayNameMember)
 }
 
-// body returns r's body, read once: its content (none when r has no body),
-// decoded as its Content-Encoding states (see decodeBody), or ok false
-// when the body is longer than MaxKeyBody, does not read, or is not one
-// decodeBody reads. The handler that serves r still reads the whole body
-// as sent: r.Body is replaced by what was read followed by the rest,
-// closed with the original.
+// bodyReading is one way a key reads a body.
+type bodyReading int
+
+const (
+	bodyPlain   bodyReading = iota // a body without a content coding
+	bodySent                       // a body with a content coding, as sent (see eitherReading)
+	bodyDecoded                    // a body with a content coding, decoded (see content)
+)
+
+// fields returns the fields of the body as rd reads it.
+func (b *requestBody) fields(rd bodyReading) *bodyFields {
+	if rd == bodyDecoded {
+		return &b.content
+	}
+	return &b.sent
+}
+
+// body returns r's body as sent, read once (none when r has no body), or
+// ok false when the body is longer than MaxKeyBody or does not read. The
+// handler that serves r still reads the whole body as sent: r.Body is
+// replaced by what was read followed by the rest, closed with the
+// original.
 func (f *requestFacts) body() (data []byte, ok bool) {
 	b := &f.reqBody
 	if b.done {
@@ -61,10 +90,31 @@ func (f *requestFacts) body() (data []byte, ok bool) {
 		b.unread = true
 		return nil, false
 	}
-	if b.bytes, ok = decodeBody(r.Header, read); !ok {
-		b.unread = true
+	b.bytes = read
+	return read, true
+}
+
+// content returns the content of r's body, decoded once as its
+// Content-Encoding states (see decodeBody), or ok false when the body is
+// not read (see body) or decodeBody does not read it.
+func (f *requestFacts) content() (data []byte, ok bool) {
+	b := &f.reqBody
+	if !b.decodeDone {
+		b.decodeDone = true
+		raw, read := f.body()
+		if b.decoded, ok = decodeBody(f.r.Header, raw); !read || !ok {
+			b.decoded, b.undecoded = nil, true
+		}
 	}
-	return b.bytes, ok
+	return b.decoded, !b.undecoded
+}
+
+// bodyOf returns the body as rd reads it: as sent, or its content.
+func (f *requestFacts) bodyOf(rd bodyReading) ([]byte, bool) {
+	if rd == bodyDecoded {
+		return f.content()
+	}
+	return f.body()
 }
 
 // replayedBody is a request body whose first bytes were read for a key.
@@ -89,44 +139,59 @@ type replayedBody struct {
 // and PHP the last), so that no value of it is the one the upstream acts
 // on. So is the field of a form body that could not be read (see
 // readForm), or of a pair url.ParseQuery refuses but another upstream
-// reads (see pairValue): the field may be there, read by the upstream. A
-// request whose Body is nil describes one whose body is elsewhere
-// (forward-auth's): it has no field, the query unread, since a query
-// value alone would let the client pick its count while the upstream
-// reads the body.
+// reads (see pairValue): the field may be there, read by the upstream.
+// The field of a body with a content coding is read both as sent and
+// decoded, as upstreams read it one way or the other (see eitherReading).
+// A request whose Body is nil describes
+// one whose body is elsewhere (forward-auth's): it has no field, the query
+// unread, since a query value alone would let the client pick its count
+// while the upstream reads the body.
 func (f *requestFacts) formValue(name string) (v string, ambiguous bool) {
 	if f.r.Body == nil {
 		return "", false
 	}
-	b := &f.reqBody
-	if !b.formDone {
-		b.formDone = true
-		b.formLost = !f.readForm()
+	if contentCoding(f.r.Header) == codingNone {
+		one := f.formField(bodyPlain, name)
+		return one.value()
 	}
-	var one fieldValues
-	if b.formLost || !one.addPairs(b.formText, name) || !one.addPairs(f.rawQuery(), name) {
-		return "", true
-	}
-	one.addFields(b.form, name)
-	return one.value()
+	return eitherReading(f.formField(bodySent, name), f.formField(bodyDecoded, name))
 }
 
-// readForm reads r's body for formValue when it is a form: the text of an
-// application/x-www-form-urlencoded body, its pairs however many (the
-// bound on its bytes bounds them), or the fields of a multipart/form-data
-// one (see multipartFields). It reports false for a form body that could
-// not be read whole: longer than MaxKeyBody, or a multipart body that does
-// not read to its end or whose boundary is unknown (see mediaTypeParams).
-// A body of another type, or none, is no form.
-func (f *requestFacts) readForm() bool {
-	b := &f.reqBody
+// formField returns the values of the form field name (see formValue) in
+// the query and in the body as rd reads it.
+func (f *requestFacts) formField(rd bodyReading, name string) (one fieldValues) {
+	fs := f.reqBody.fields(rd)
+	if !fs.formDone {
+		fs.formDone = true
+		fs.formLost = !f.readForm(rd)
+	}
+	if fs.formLost || !one.addPairs(fs.formText, name) || !one.addPairs(f.rawQuery(), name) {
+		one.ambiguous = true
+		return one
+	}
+	one.addFields(fs.form, name)
+	return one
+}
+
+// readForm reads r's body, as rd reads it, for formValue when it is a
+// form: the text of an application/x-www-form-urlencoded body, its pairs
+// however many (the bound on its bytes bounds them), or the fields of a
+// multipart/form-data one (see multipartFields). It reports false for a
+// form body that could not be read whole: longer than MaxKeyBody, of
+// content not decoded (see content), or a multipart body that does not
+// read to its end or whose boundary is unknown (see mediaTypeParams). A
+// body of another type, or none, is no form; so is a multipart body read
+// as sent, of a content coding, in which its boundary's delimiter does not
+// occur: no reader finds a part there.
+func (f *requestFacts) readForm(rd bodyReading) bool {
+	fs := f.reqBody.fields(rd)
 	switch t, params, parsed := mediaTypeParams(f.r); t {
 	case "application/x-www-form-urlencoded":
-		body, ok := f.body()
-		b.formText = string(body)
+		body, ok := f.bodyOf(rd)
+		fs.formText = string(body)
 		return ok
 	case "multipart/form-data":
-		switch body, ok := f.body(); {
+		switch body, ok := f.bodyOf(rd); {
 		case !ok:
 			return false
 		case len(body) == 0:
@@ -135,8 +200,10 @@ func (f *requestFacts) readForm() bool {
 			return false
 		case params["boundary"] == "": // no upstream reads its fields
 			return true
+		case rd == bodySent && !bytes.Contains(body, []byte("--"+params["boundary"])):
+			return true
 		default:
-			b.form, ok = multipartFields(body, params["boundary"])
+			fs.form, ok = multipartFields(body, params["boundary"])
 			return ok
 		}
 	}
@@ -159,51 +226,74 @@ func (f *requestFacts) readForm() bool {
 // name ("user[email]" for "user.email", as they nest one), in any case or
 // as PHP names it, as formValue reads one; a query parameter and a member
 // with values that differ (but for case) are ambiguous. So is the field
-// of a JSON body that could not be read (see readJSON). A request whose
-// Body is nil has no field, the query unread, as for formValue.
+// of a JSON body that could not be read (see readJSON). The field of a
+// body with a content coding is read both as sent and decoded (see
+// eitherReading). A request whose Body is nil has no field, the query
+// unread, as for formValue.
 func (f *requestFacts) jsonValue(path string) (value string, ambiguous bool) {
 	if f.r.Body == nil {
 		return "", false
 	}
-	b := &f.reqBody
-	if !b.jsonDone {
-		b.jsonDone = true
-		b.jsonLost = !f.readJSON()
+	if contentCoding(f.r.Header) == codingNone {
+		one := f.jsonField(bodyPlain, path)
+		return one.value()
 	}
-	if b.jsonLost {
-		return "", true
+	return eitherReading(f.jsonField(bodySent, path), f.jsonField(bodyDecoded, path))
+}
+
+// jsonField returns the values of the JSON field at path (see jsonValue)
+// in the body as rd reads it and in the query.
+func (f *requestFacts) jsonField(rd bodyReading, path string) (one fieldValues) {
+	fs := f.reqBody.fields(rd)
+	if !fs.jsonDone {
+		fs.jsonDone = true
+		fs.jsonLost = !f.readJSON(rd)
 	}
-	v, ambiguous := jsonMember(b.json, path)
+	if fs.jsonLost || mayNameMember(fs.garbled, path) {
+		one.ambiguous = true
+		return one
+	}
+	v, ambiguous := jsonMember(fs.json, path)
 	if ambiguous {
-		return "", true
+		one.ambiguous = true
+		return one
 	}
-	var one fieldValues
 	if s := jsonScalar(v); s != "" {
 		one.add(s)
 	}
 	if !one.addPairs(f.rawQuery(), queryName(path)) {
-		return "", true
+		one.ambiguous = true
 	}
-	return one.value()
+	return one
 }
 
-// readJSON reads r's body for jsonValue when it is JSON (see jsonType). It
-// reports false for one that could not be read whole: longer than
-// MaxKeyBody, or not one JSON value, after one byte order mark and but
-// for the whitespace around it (malformed, cut short, nested deeper than
-// encoding/json reads, or followed by more), whose field a lenient reader
-// may still find (gjson skips what comes before an object). A body of
+// readJSON reads r's body, as rd reads it, for jsonValue when it is JSON
+// (see jsonType). It reports false for one that could not be read whole:
+// longer than MaxKeyBody, of content not decoded (see content), or not one
+// JSON value, after one byte order mark and but for the whitespace around
+// it (malformed, cut short, nested deeper than encoding/json reads, or
+// followed by more), whose field a lenient reader may still find (gjson
+// skips what comes before an object). Such a body read as sent, of a
+// content coding, is kept as garbled instead: its field is ambiguous only
+// where a lenient reader may find it (see mayNameMember). A body of
 // another type, or an empty one, has no field.
-func (f *requestFacts) readJSON() bool {
+func (f *requestFacts) readJSON(rd bodyReading) bool {
 	if !jsonType(f.r) {
 		return true
 	}
-	body, ok := f.body()
+	fs := f.reqBody.fields(rd)
+	body, ok := f.bodyOf(rd)
 	body = withoutBOM(body)
-	if !ok || len(bytes.TrimLeft(body, " \t\r\n")) > 0 && !json.Valid(body) {
+	switch {
+	case !ok:
+		return false
+	case len(bytes.TrimLeft(body, " \t\r\n")) == 0 || json.Valid(body):
+		fs.json = body
+	case rd == bodySent:
+		fs.garbled = body
+	default:
 		return false
 	}
-	f.reqBody.json = body
 	return true
 }
 

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // bodyCoding names the one content coding a key decodes a body of.
@@ -25,7 +27,8 @@ const (
 // (inflate: true, its default) and ASP.NET Core's request decompression
 // read the fields of a gzip or deflate body once decoded; a body of any
 // other coding (br, zstd) or of several ("gzip, gzip", one per line) is
-// one sluice does not read.
+// one sluice does not decode. Other upstreams read a body of any coding
+// as sent (see eitherReading).
 func contentCoding(h http.Header) bodyCoding {
 	coding := codingNone
 	for _, line := range h.Values("Content-Encoding") {
@@ -129,4 +132,135 @@ func readDecoded(out []byte, r io.Reader) ([]byte, bool) {
 		return more, true
 	}
 	return append(out, more...), true
+}
+
+// eitherReading returns the field of a body with a content coding from its
+// two readings: sent, the body as sent, as an upstream that does not
+// decode it reads it (Go's r.FormValue, PHP, Rack, Django and Spring for
+// any coding; ASP.NET Core for one it has no provider for, as x-gzip),
+// and decoded, its content, as Express and ASP.NET Core read it (see
+// decodeBody). The bytes of a body as sent may hold a field its content
+// does not (in a gzip header's file name, after a zlib stream, after a
+// gzip member's padding). When sent holds no field of the name, the field
+// is decoded's: a value, ambiguous, or absent (the rule's fallback). When
+// sent holds one (a value, or ambiguous), it is the one value both read,
+// or else ambiguous. A body not decoded (see content) is ambiguous.
+func eitherReading(sent, decoded fieldValues) (v string, ambiguous bool) {
+	switch {
+	case decoded.ambiguous:
+		return "", true
+	case !sent.found && !sent.ambiguous:
+		return decoded.value()
+	case !sent.ambiguous && decoded.found && strings.EqualFold(sent.first, decoded.first):
+		return decoded.first, false
+	}
+	return "", true
+}
+
+// mayNameMember reports whether data, a body of a JSON type that is not
+// JSON, holds a string a lenient reader may take for a member named as
+// path's first name, in any case: gjson and jsonparser find a member in
+// what is not JSON (gjson skips what comes before an object) by a key
+// read from a '"' to the next, its escapes decoded, and gjson ends a key
+// at a control byte or an escape it does not decode. Without such a
+// string no reader finds the field there.
+func mayNameMember(data []byte, path string) bool {
+	if len(data) == 0 {
+		return false
+	}
+	first, _, _ := strings.Cut(path, ".")
+	name := []byte(first)
+	key := make([]byte, 0, (len(name)+1)*utf8.UTFMax)
+	for {
+		i := bytes.IndexByte(data, '"')
+		if i < 0 {
+			return false
+		}
+		data = data[i+1:]
+		if keyMayBe(data, name, key) {
+			return true
+		}
+	}
+}
+
+// keyMayBe reports whether the JSON string s (after its opening '"') may
+// read as name to a lenient reader (see mayNameMember), decoded into key
+// no further than a string equal to name in any case may reach (a
+// character folds to one of up to utf8.UTFMax times its bytes).
+func keyMayBe(s, name, key []byte) bool {
+	key = key[:0]
+	for len(s) > 0 && len(key) <= len(name)*utf8.UTFMax {
+		switch c := s[0]; {
+		case c == '"' || c < ' ':
+			return bytes.EqualFold(key, name)
+		case c != '\\':
+			key, s = append(key, c), s[1:]
+		default:
+			r, n := jsonEscape(s)
+			if n == 0 {
+				return bytes.EqualFold(key, name)
+			}
+			key, s = utf8.AppendRune(key, r), s[n:]
+		}
+	}
+	return len(s) == 0 && bytes.EqualFold(key, name)
+}
+
+// jsonEscape returns the character the escape s begins with stands for
+// and its length; 0 for one that does not decode. A surrogate not paired
+// reads as U+FFFD.
+func jsonEscape(s []byte) (r rune, n int) {
+	if len(s) < 2 {
+		return 0, 0
+	}
+	switch s[1] {
+	case '"', '\\', '/':
+		return rune(s[1]), 2
+	case 'b':
+		return '\b', 2
+	case 'f':
+		return '\f', 2
+	case 'n':
+		return '\n', 2
+	case 'r':
+		return '\r', 2
+	case 't':
+		return '\t', 2
+	case 'u':
+		r, ok := hex4(s[2:])
+		if !ok {
+			return 0, 0
+		}
+		if utf16.IsSurrogate(r) && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+			if r2, ok := hex4(s[8:]); ok {
+				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+					return d, 12
+				}
+			}
+		}
+		return r, 6
+	}
+	return 0, 0
+}
+
+// hex4 returns the rune of the four hex digits s begins with.
+func hex4(s []byte) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
