@@ -179,7 +179,8 @@ func (f *requestFacts) formField(rd bodyReading, name string) (one fieldValues) 
 // multipart/form-data one (see multipartFields). It reports false for a
 // form body that could not be read whole: longer than MaxKeyBody, of
 // content not decoded (see content), or a multipart body that does not
-// read to its end or whose boundary is unknown (see mediaTypeParams). A
+// read to its end, whose boundary is unknown (see mediaTypeParams) or
+// that PHP or Rack read of another boundary (see boundariesAgree). A
 // body of another type, or none, is no form; so is a multipart body read
 // as sent, of a content coding, in which its boundary's delimiter does not
 // occur: no reader finds a part there.
@@ -197,6 +198,8 @@ func (f *requestFacts) readForm(rd bodyReading) bool {
 		case len(body) == 0:
 			return true
 		case !parsed: // PHP finds a boundary in what Go does not parse
+			return false
+		case !boundariesAgree(f.r.Header.Get("Content-Type"), params):
 			return false
 		case params["boundary"] == "": // no upstream reads its fields
 			return true
