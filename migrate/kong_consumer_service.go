@@ -3,6 +3,7 @@ package migrate
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -179,7 +180,9 @@ func (t *Translation) kongConsumerPlanOf(c kongConsumer, own map[string]string, 
 // alike. Where such a rule counts several clients together (key rule, an
 // address, a header; kongSharedKey), the copy counts plan's other
 // requests apart from the others', reported at where; so are a global
-// limit and paths a rule cannot leave out.
+// limit and paths a rule cannot leave out. A rule covering a route below
+// those paths, which except_paths would leave out too, keeps its other
+// paths alone where that is exact (kongLeaveOutByPaths).
 func (t *Translation) kongLeaveOutForPlan(plan string, names []string, mirror bool, where string) {
 	var theirs []string  // the path patterns of rules names
 	var ours []RuleMatch // the alternatives of rules names
@@ -233,35 +236,47 @@ func (t *Translation) kongLeaveOutForPlan(plan string, names []string, mirror bo
 			})
 		})
 	}
-	leaveOutOne := func(r *Rule) {
+	leaveOutOne := func(r *Rule) bool {
+		paths, except, some := len(r.Paths), len(r.ExceptPaths), true // some: r left some paths out by except_paths
 		if !r.leaveOut(theirs, r.Paths) {
-			t.differs(where, "rule %s of plan %s cannot leave out the paths of this plugin's routes (except_paths) without a route below them that it covers: the plan's requests there count against it too.", r.Name, plan)
-			return
+			if !kongLeaveOutByPaths(r, theirs, ours) {
+				t.differs(where, "rule %s of plan %s cannot leave out the paths of this plugin's routes (except_paths) without a route below them that it covers: the plan's requests there count against it too.", r.Name, plan)
+				return false
+			}
+			if len(r.Paths) < paths {
+				t.same(where, "rule %s of plan %s matches only its paths other than this plugin's routes' (%s), as except_paths would leave out the routes below them too.", r.Name, plan, strings.Join(r.Paths, ", "))
+			}
+			some = len(r.ExceptPaths) > except
 		}
-		if slices.ContainsFunc(ours, func(o RuleMatch) bool { return len(o.Hosts) > 0 && !covers(o.Hosts, nil, r.Hosts, nil) }) {
+		if some && slices.ContainsFunc(ours, func(o RuleMatch) bool { return len(o.Hosts) > 0 && !covers(o.Hosts, nil, r.Hosts, nil) }) {
 			t.differs(where, "rule %s of plan %s leaves out the paths of this plugin's routes (except_paths) on every host, where those routes match some hosts only: the plan's requests on those paths to other hosts are not counted by it.", r.Name, plan)
 		}
+		return true
 	}
-	leaveOut := func(r *Rule) { // each alternative of a rule of several
+	// leaveOut leaves the plugin's routes out of r (each alternative of a
+	// rule of several) and reports whether it could.
+	leaveOut := func(r *Rule) bool {
 		if kongPlanExcept(r, ours) {
 			t.same(where, "rule %s of plan %s leaves out the requests of this plugin's routes on their own hosts and methods (except:), where they match some hosts only.", r.Name, plan)
-			return
+			return true
 		}
 		before := r.alternatives()
 		for j := range before {
 			before[j].ExceptPaths = slices.Clone(before[j].ExceptPaths)
 		}
+		ok := true
 		if len(r.Any) == 0 {
-			leaveOutOne(r)
+			ok = leaveOutOne(r)
 		} else {
 			for j := range r.Any {
 				a := &r.Any[j]
 				q := Rule{Name: r.Name, Paths: a.Paths, Hosts: a.Hosts, Methods: a.Methods, ExceptPaths: a.ExceptPaths}
-				leaveOutOne(&q)
-				a.ExceptPaths = q.ExceptPaths
+				ok = leaveOutOne(&q) && ok
+				a.Paths, a.ExceptPaths = q.Paths, q.ExceptPaths
 			}
 		}
 		kongKeepBack(r, before, back)
+		return ok
 	}
 	for i, n := 0, len(t.SluiceRules); i < n; i++ {
 		r := &t.SluiceRules[i]
@@ -289,17 +304,60 @@ func (t *Translation) kongLeaveOutForPlan(plan string, names []string, mirror bo
 		} else {
 			r.Plans = slices.DeleteFunc(slices.Clone(r.Plans), func(p string) bool { return p == plan })
 		}
-		leaveOut(&q)
+		left := leaveOut(&q)
 		t.SluiceRules = append(t.SluiceRules, q)
+		copied := fmt.Sprintf("plan %s has a copy of it, %s, which leaves out this plugin's routes", plan, q.Name)
+		if !left {
+			copied = fmt.Sprintf("plan %s has a copy of it, %s, which cannot leave out all of this plugin's routes (above)", plan, q.Name)
+		}
 		if kongSharedKey(q.Key) {
-			t.differs(where, "rule %s counts the requests of plan %s together with other clients' (key %s), and a rule leaves paths out for all its plans alike: plan %s has a copy of it, %s, which leaves out this plugin's routes, so that Kong's count of them is this plugin's alone; the copy counts the plan's other requests apart from the other plans' clients, where Kong counted them together, so one %s may have the rule's limits once for plan %s and once for the others.", r.Name, plan, strings.Join(r.Key, ", "), plan, q.Name, kongSharedKeyNoun(q.Key), plan)
+			if left {
+				copied += ", so that Kong's count of them is this plugin's alone"
+			}
+			t.differs(where, "rule %s counts the requests of plan %s together with other clients' (key %s), and a rule leaves paths out for all its plans alike: %s; the copy counts the plan's other requests apart from the other plans' clients, where Kong counted them together, so one %s may have the rule's limits once for plan %s and once for the others.", r.Name, plan, strings.Join(r.Key, ", "), copied, kongSharedKeyNoun(q.Key), plan)
 			continue
 		}
-		t.same(where, "rule %s counts each client apart: plan %s has a copy of it, %s, which leaves out this plugin's routes.", r.Name, plan, q.Name)
+		t.same(where, "rule %s counts each client apart: %s.", r.Name, copied)
 	}
 	if slices.ContainsFunc(t.Limits, func(l Limit) bool { return l.Global }) {
 		t.differs(where, "the global limits count the requests of plan %s on this plugin's routes too, where Kong runs only this plugin.", plan)
 	}
+}
+
+// kongLeaveOutByPaths leaves theirs, the path patterns of a plugin's
+// routes (of ours, their matches), out of r where except_paths cannot, a
+// pattern of r's lying below one of theirs: r keeps only its patterns
+// other than theirs and leaves out (except_paths) those of theirs below
+// them. That is exact only where the plugin's routes take none of the
+// requests r keeps and all of those r drops: each match of ours holding a
+// pattern of r's covers r's hosts and methods and names no header, and
+// each match of ours above a pattern r keeps leaves it out (a route Kong's
+// router gives it before the plugin's). It reports whether it did; r is
+// left as it was when it did not (nor when r would keep no pattern).
+func kongLeaveOutByPaths(r *Rule, theirs []string, ours []RuleMatch) bool {
+	kept := slices.DeleteFunc(slices.Clone(r.Paths), func(p string) bool { return slices.Contains(theirs, p) })
+	if len(kept) == 0 {
+		return false
+	}
+	inexact := func(o RuleMatch) bool {
+		if slices.ContainsFunc(o.Paths, func(p string) bool { return slices.Contains(r.Paths, p) }) &&
+			(len(o.Headers) > 0 || !covers(o.Hosts, o.Methods, r.Hosts, r.Methods)) {
+			return true
+		}
+		return slices.ContainsFunc(kept, func(p string) bool {
+			return slices.ContainsFunc(o.Paths, func(q string) bool { return below(p, q) }) &&
+				!slices.ContainsFunc(o.ExceptPaths, func(e string) bool { return e == p || below(p, e) })
+		})
+	}
+	if slices.ContainsFunc(ours, inexact) {
+		return false
+	}
+	q := Rule{ExceptPaths: slices.Clone(r.ExceptPaths)}
+	if !q.leaveOut(belowAny(theirs, kept), kept) {
+		return false
+	}
+	r.Paths, r.ExceptPaths = kept, q.ExceptPaths
+	return true
 }
 
 // kongSharedKey reports whether a rule of key counts several clients'
