@@ -160,6 +160,10 @@ func TestOpenErrors(t *testing.T) {
 		{Mode: redis.ModeCluster, Addrs: []string{srv.Addr}},
 		{Addrs: []string{srv.Addr}, OnStoreError: failover.Deny + 1},
 	} {
+		// Cluster mode learns that srv is no Cluster only from its answer:
+		// a timeout of a second keeps a machine under load from reading
+		// as an unreachable Redis (Open then returns the store).
+		o.Timeout = time.Second
 		if st, err := redis.Open(ctx, o); err == nil {
 			st.Close()
 			t.Errorf("Open(%+v) succeeded, want an error", o)
