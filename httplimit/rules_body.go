@@ -2,7 +2,6 @@ package httplimit
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -21,9 +20,6 @@ import (
 // whose bytes as sent hold the field unless they give the value its
 // content does (see eitherReading).
 const MaxKeyBody = 64 << 10
-
-// maxJSONDepth is the most names a KeyJSON path has ("user.email" has two).
-const maxJSONDepth = 4
 
 // requestBody is what rule keys read of a request's body, once: its bytes,
 // its content when it has a content coding (see content) and, found when
@@ -213,132 +209,6 @@ func (f *requestFacts) readForm(rd bodyReading) bool {
 	return true
 }
 
-// jsonValue returns the field at path (names joined by dots, as a claim's)
-// of a JSON object body, after one leading byte order mark (see
-// withoutBOM): a string without the whitespace around it (see trimValue),
-// a whole number, true or false; "" for anything else or a body that is
-// not JSON (see jsonType). Each name is matched in any case, as encoding/json matches a
-// struct's fields: a member under another casing alone is the field, and
-// an object with two members of a name of path is ambiguous: of two the
-// same, encoding/json and JavaScript read the last, gjson and jsonparser
-// the first; of two differing only in case, a Go struct reads the last,
-// other decoders the exact name.
-//
-// Rails' params, Laravel's input() and PHP's $_REQUEST merge the query
-// string with the body, so the field is also the query parameter of its
-// name ("user[email]" for "user.email", as they nest one), in any case or
-// as PHP names it, as formValue reads one; a query parameter and a member
-// with values that differ (but for case) are ambiguous. So is the field
-// of a JSON body that could not be read (see readJSON). The field of a
-// body with a content coding is read both as sent and decoded (see
-// eitherReading). A request whose Body is nil has no field, the query
-// unread, as for formValue.
-func (f *requestFacts) jsonValue(path string) (value string, ambiguous bool) {
-	if f.r.Body == nil {
-		return "", false
-	}
-	if contentCoding(f.r.Header) == codingNone {
-		one := f.jsonField(bodyPlain, path)
-		return one.value()
-	}
-	return eitherReading(f.jsonField(bodySent, path), f.jsonField(bodyDecoded, path))
-}
-
-// jsonField returns the values of the JSON field at path (see jsonValue)
-// in the body as rd reads it and in the query.
-func (f *requestFacts) jsonField(rd bodyReading, path string) (one fieldValues) {
-	fs := f.reqBody.fields(rd)
-	if !fs.jsonDone {
-		fs.jsonDone = true
-		fs.jsonLost = !f.readJSON(rd)
-	}
-	if fs.jsonLost || mayNameMember(fs.garbled, path) {
-		one.ambiguous = true
-		return one
-	}
-	v, ambiguous := jsonMember(fs.json, path)
-	if ambiguous {
-		one.ambiguous = true
-		return one
-	}
-	if s := jsonScalar(v); s != "" {
-		one.add(s)
-	}
-	if !one.addPairs(f.rawQuery(), queryName(path)) {
-		one.ambiguous = true
-	}
-	return one
-}
-
-// readJSON reads r's body, as rd reads it, for jsonValue when it is JSON
-// (see jsonType). It reports false for one that could not be read whole:
-// longer than MaxKeyBody, of content not decoded (see content), or not one
-// JSON value, after one byte order mark and but for the whitespace around
-// it (malformed, cut short, nested deeper than encoding/json reads, or
-// followed by more), whose field a lenient reader may still find (gjson
-// skips what comes before an object). Such a body read as sent, of a
-// content coding, is kept as garbled instead: its field is ambiguous only
-// where a lenient reader may find it (see mayNameMember). A body of
-// another type, or an empty one, has no field.
-func (f *requestFacts) readJSON(rd bodyReading) bool {
-	if !jsonType(f.r) {
-		return true
-	}
-	fs := f.reqBody.fields(rd)
-	body, ok := f.bodyOf(rd)
-	body = withoutBOM(body)
-	switch {
-	case !ok:
-		return false
-	case len(bytes.TrimLeft(body, " \t\r\n")) == 0 || json.Valid(body):
-		fs.json = body
-	case rd == bodySent:
-		fs.garbled = body
-	default:
-		return false
-	}
-	return true
-}
-
-// withoutBOM returns body without one leading UTF-8 byte order mark, which
-// Express, ASP.NET Core, Jackson and Python's json.loads skip before a
-// JSON text (encoding/json refuses it).
-func withoutBOM(body []byte) []byte {
-	if len(body) >= 3 && string(body[:3]) == "\uFEFF" {
-		return body[3:]
-	}
-	return body
-}
-
-// jsonScalar returns v, a decoded JSON value, as a key reads it: a string
-// as it is, a whole number, true or false; "" for anything else.
-func jsonScalar(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case bool:
-		if v {
-			return "true"
-		}
-		return "false"
-	case json.Number:
-		if _, err := v.Int64(); err == nil {
-			return v.String()
-		}
-	}
-	return ""
-}
-
-// queryName returns the query parameter that Rails, Laravel and PHP read
-// as the JSON field at path: "user[email]" for "user.email".
-func queryName(path string) string {
-	name, rest, nested := strings.Cut(path, ".")
-	if !nested {
-		return path
-	}
-	return name + "[" + strings.ReplaceAll(rest, ".", "][") + "]"
-}
-
 // rawQuery returns r's query string.
 func (f *requestFacts) rawQuery() string {
 	if f.r.URL == nil {
@@ -410,51 +280,6 @@ func (fv *fieldValues) value() (v string, ambiguous bool) {
 	return fv.first, false
 }
 
-// jsonMember returns the member at path of the JSON object data, decoded
-// (numbers as json.Number), or nil when data is no JSON object or has no
-// such member; ambiguous reports two members of a name of path (see
-// jsonValue), and then the member is nil.
-func jsonMember(data []byte, path string) (v any, ambiguous bool) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	if t, err := d.Token(); err != nil || t != json.Delim('{') {
-		return nil, false
-	}
-	name, rest, nested := strings.Cut(path, ".")
-	var member json.RawMessage
-	n := 0
-	for d.More() {
-		t, err := d.Token()
-		if err != nil {
-			return nil, false
-		}
-		var raw json.RawMessage
-		if err := d.Decode(&raw); err != nil {
-			return nil, false
-		}
-		if k, _ := t.(string); strings.EqualFold(k, name) {
-			n, member = n+1, raw
-		}
-	}
-	if _, err := d.Token(); err != nil { // the object's end: a body cut short is no JSON
-		return nil, false
-	}
-	switch {
-	case n > 1:
-		return nil, true
-	case n == 0:
-		return nil, false
-	case nested:
-		return jsonMember(member, rest)
-	}
-	d = json.NewDecoder(bytes.NewReader(member))
-	d.UseNumber()
-	if d.Decode(&v) != nil {
-		return nil, false
-	}
-	return v, false
-}
-
 // maxFormParts bounds the parts of a multipart/form-data body read for a
 // key: a body of MaxKeyBody bytes holds fewer fields worth reading.
 const maxFormParts = 1000
@@ -485,14 +310,6 @@ func multipartFields(body []byte, boundary string) (url.Values, bool) {
 		}
 		form.Add(name, string(v))
 	}
-}
-
-// jsonType reports whether r's body is JSON to an upstream: of type
-// application/json or +json, or of a Content-Type that holds "/json" or
-// "+json" anywhere, which Laravel's isJson() reads as JSON.
-func jsonType(r *http.Request) bool {
-	t, ct := mediaType(r), r.Header.Get("Content-Type")
-	return t == "application/json" || strings.HasSuffix(t, "+json") || strings.Contains(ct, "/json") || strings.Contains(ct, "+json")
 }
 
 // mediaType returns r's Content-Type without parameters, in lower case.
