@@ -531,11 +531,18 @@ func (s *Server) Degradation() degrade.State {
 // handleDegradation: GET (or HEAD) shows the level and signals; PUT (or
 // POST) {"level":"high"} pins a level; DELETE unpins, each logged with its caller. It is on the
 // admin listener, where reading needs the read scope and changing the level
-// the admin scope.
+// the admin scope. Another method is a 405 with Allow whoever calls, as on
+// every admin endpoint: no scope would make it valid.
 func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request, c caller) {
 	need := config.ScopeAdmin
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
 		need = config.ScopeRead
+	case http.MethodPut, http.MethodPost, http.MethodDelete:
+	default:
+		w.Header().Set("Allow", "GET, HEAD, PUT, POST, DELETE")
+		writeJSONProblem(w, http.StatusMethodNotAllowed, "Method Not Allowed", "use GET to read the level, PUT (or POST) to pin one, DELETE to unpin")
+		return
 	}
 	if !c.scopes.Has(need) {
 		s.refuseCaller(w, c, need)
@@ -575,10 +582,6 @@ func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request, c cal
 	case http.MethodDelete:
 		s.ctl.Unpin()
 		s.log.Info("degradation unpinned", "caller", c.who(), "peer", peerIP(r.RemoteAddr).String())
-	default:
-		w.Header().Set("Allow", "GET, HEAD, PUT, POST, DELETE")
-		writeJSONProblem(w, http.StatusMethodNotAllowed, "Method Not Allowed", "use GET to read the level, PUT (or POST) to pin one, DELETE to unpin")
-		return
 	}
 	writeJSON(w, http.StatusOK, s.ctl.State())
 }

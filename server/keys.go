@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"maps"
 	"net/http"
@@ -37,8 +38,12 @@ import (
 
 // keyState is one subject's state as GET /v1/keys/{subject} answers it.
 type keyState struct {
-	Subject string       `json:"subject"`
-	Limits  []limitState `json:"limits"`
+	Subject string `json:"subject"`
+	// Exempt is why every request of the subject's client is exempt (key,
+	// user, plan, address: see exemptionOf), empty when its requests are
+	// decided. An exempt client's states are never spent nor checked.
+	Exempt string       `json:"exempt,omitempty"`
+	Limits []limitState `json:"limits"`
 }
 
 type limitState struct {
@@ -87,7 +92,8 @@ func (s *Server) handleKeyInspect(w http.ResponseWriter, r *http.Request, _ call
 	if !ok {
 		return
 	}
-	mw := s.state.Load().deciderAt(s.ctl.Level())
+	st := s.state.Load()
+	mw := st.deciderAt(s.ctl.Level())
 	subject, err := mw.Subject(r.PathValue("subject"))
 	if err != nil {
 		s.keysError(w, err)
@@ -98,7 +104,8 @@ func (s *Server) handleKeyInspect(w http.ResponseWriter, r *http.Request, _ call
 		s.keysError(w, err)
 		return
 	}
-	out := keyState{Subject: subject, Limits: make([]limitState, len(states))}
+	exempt, _ := exemptionOf(st.cfg, mw, subject)
+	out := keyState{Subject: subject, Exempt: exempt, Limits: make([]limitState, len(states))}
 	for i, st := range states {
 		out.Limits[i] = limitState{LimitState: st, ResetAfterMs: ceilMs(st.ResetAfter)}
 	}
@@ -172,7 +179,9 @@ func (s *Server) handleKeyReset(w http.ResponseWriter, r *http.Request, c caller
 
 // handleKeyPenalize puts a client in the penalty box at an operator's
 // request: 409 without a penalty box, 400 for a subject that is not a
-// client's. It is logged with the caller.
+// client's, 409 for a client an exemption covers (whose requests are never
+// decided, so no box would hold them), nothing written. It is logged with
+// the caller.
 func (s *Server) handleKeyPenalize(w http.ResponseWriter, r *http.Request, c caller) {
 	q, ok := keyQuery(w, r, "action")
 	if !ok {
@@ -182,10 +191,16 @@ func (s *Server) handleKeyPenalize(w http.ResponseWriter, r *http.Request, c cal
 		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "action "+strconv.Quote(a)+" is not one this API takes (penalize)")
 		return
 	}
-	mw := s.state.Load().mw
+	st := s.state.Load()
+	mw := st.mw
 	subject, err := mw.Subject(r.PathValue("subject"))
 	if err != nil {
 		s.keysError(w, err)
+		return
+	}
+	if reason, entry := exemptionOf(st.cfg, mw, subject); reason != "" {
+		writeExemptProblem(w, reason, subject+" is exempt ("+entry+"): its requests are never limited, so the penalty box would hold none of them. "+
+			"Take it out of the exemption (and reload) to box it.")
 		return
 	}
 	d, err := mw.Penalize(r.Context(), subject)
@@ -199,6 +214,22 @@ func (s *Server) handleKeyPenalize(w http.ResponseWriter, r *http.Request, c cal
 	}
 	s.log.Info("keys penalize", "caller", c.who(), "peer", peerIP(r.RemoteAddr).String(), "subject", subject, "for", d)
 	writeJSON(w, http.StatusOK, map[string]any{"subject": subject, "penalizedForMs": ceilMs(d)})
+}
+
+// exemptProblem is the RFC 9457 problem of a request refused because the
+// subject's client is exempt: Exempt is why, as keyState's.
+type exemptProblem struct {
+	problem
+	Exempt string `json:"exempt"`
+}
+
+// writeExemptProblem answers 409 with an exemptProblem.
+func writeExemptProblem(w http.ResponseWriter, reason, detail string) {
+	body, _ := json.Marshal(exemptProblem{problem{Type: "about:blank", Title: "Conflict", Status: http.StatusConflict, Detail: detail}, reason})
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)+1))
+	w.WriteHeader(http.StatusConflict)
+	w.Write(append(body, '\n'))
 }
 
 // keyQuery returns the query parameters of r, a request of the key admin
