@@ -39,10 +39,11 @@ type call struct {
 
 	// Batching: done receives one signal when the call is decided, or when
 	// it must lead the run of batch (a buffered channel of one, so that a
-	// pooled call reuses it); deadline is when it gives up waiting: its
-	// context's deadline or the store's timeout after it started, whichever
-	// is first (zero: never). expired reports whether it gave up because of
-	// it.
+	// pooled call reuses it). deadline is when the store gives up on it:
+	// with a store timeout, that timeout after it started, whatever its
+	// context's deadline; without one, its context's deadline (zero:
+	// none). expired reports whether it was failed unsent for lack of time
+	// before that deadline (see expire).
 	done     chan struct{}
 	batch    []*call
 	deadline time.Time
@@ -250,22 +251,26 @@ type batcher struct {
 
 // apply decides c, possibly in one run with other calls, within the
 // store's timeout. It makes no context or timer of its own (one per call
-// would cost more CPU than the batching saves): a run ends by the
-// earliest deadline of its calls (see lead), and a call queued behind it
-// that is left less than a quarter of the store's timeout when it ends is
-// failed unsent (see expire), so that a call returns by its deadline: the
-// calls of the run ahead of it started before it, and their deadlines
-// come no later than its own (one whose context's deadline is earlier
-// returns when its context ends).
+// would cost more CPU than the batching saves). A call's context bounds
+// that call alone, never the run it shares with others: a call alone in
+// its run is bounded by its context as if it were not batched; a run of
+// several calls ends by the earliest store deadline of its calls (see
+// lead), and a call queued behind it that is left less than a quarter of
+// the store's timeout when it ends is failed unsent (see expire), so that
+// a call returns by its store deadline: the calls of the run ahead of it
+// started before it, and their store deadlines come no later than its
+// own. A call whose context ends while it waits returns the context's
+// error and consumes nothing; one whose context ends while its run of
+// several calls is in flight returns when that run ends, its store
+// deadline at the latest.
 func (b *batcher) apply(ctx context.Context, s *Store, c *call) error {
 	if ctx.Err() != nil {
 		return s.failCtx("apply script", ctx)
 	}
-	c.deadline, _ = ctx.Deadline()
 	if s.timeout > 0 {
-		if d := time.Now().Add(s.timeout); c.deadline.IsZero() || d.Before(c.deadline) {
-			c.deadline = d
-		}
+		c.deadline = time.Now().Add(s.timeout)
+	} else {
+		c.deadline, _ = ctx.Deadline()
 	}
 	b.mu.Lock()
 	if b.running < b.runs {
@@ -288,7 +293,7 @@ func (b *batcher) apply(ctx context.Context, s *Store, c *call) error {
 			}
 		}
 		b.mu.Unlock()
-		<-c.done // on its way: its run ends by the batch's deadline (see lead)
+		<-c.done // on its way: its run ends by its store deadline (see lead)
 	}
 	if c.batch != nil {
 		return b.lead(ctx, s, c.batch, c)
@@ -300,20 +305,16 @@ func (b *batcher) apply(ctx context.Context, s *Store, c *call) error {
 }
 
 // expire fails the queued calls whose deadline is less than left away:
-// they consume nothing. The caller holds b.mu.
+// they consume nothing. The caller holds b.mu; the store has a timeout, so
+// that every deadline is a store deadline, never a context's.
 func (b *batcher) expire(left time.Duration) {
-	var now time.Time
+	now := time.Now().Add(left)
 	kept := b.queue[:0]
 	for _, c := range b.queue {
-		if !c.deadline.IsZero() {
-			if now.IsZero() {
-				now = time.Now().Add(left)
-			}
-			if !now.Before(c.deadline) {
-				c.expired = true
-				c.done <- struct{}{}
-				continue
-			}
+		if !now.Before(c.deadline) {
+			c.expired = true
+			c.done <- struct{}{}
+			continue
 		}
 		kept = append(kept, c)
 	}
@@ -344,32 +345,56 @@ func (b *batcher) take(c *call) []*call {
 }
 
 // lead runs batch, which includes self, wakes its other calls, and hands
-// the calls that queued meanwhile to the next leader. The run does not end
-// with the leader's context, since it decides other calls as well. With a
-// store timeout every call has a deadline, its Timeout after it started at
-// the latest, and the run ends by the earliest of them, so that no call
+// the calls that queued meanwhile to the next leader. A leader whose
+// context ended while it queued is left out of the run, unsent. Alone in
+// its run, self is bounded by its context and its store deadline, as a
+// call that is not batched. A run of several calls decides every one of
+// them, so no caller's context ends it, nor bounds it: one caller's short
+// deadline would fail the others' calls, as errors of the store. With a
+// store timeout every call has a store deadline, its Timeout after it
+// started, and the run ends by the earliest of them, so that no call
 // returns past its own: a call that waited for the batch has less time
 // left than one that just came, and a run bounded by a Timeout of its own
-// would outlast it. Without one, it is bounded by the latest deadline of
-// its calls (none if one of them has none), so that a call whose context
-// ends during the run never waits longer than the most patient call of its
-// batch.
+// would outlast it. Without one, it is bounded by the latest context
+// deadline of its calls (none if one of them has none), so that a call
+// whose context ends during the run never waits longer than the most
+// patient call of its batch.
 func (b *batcher) lead(ctx context.Context, s *Store, batch []*call, self *call) error {
-	rctx := context.WithoutCancel(ctx)
-	var cancel context.CancelFunc = func() {}
-	if s.timeout > 0 {
-		rctx, cancel = context.WithDeadline(rctx, earliestDeadline(batch))
-	} else if last, ok := latestDeadline(batch); ok {
-		rctx, cancel = context.WithDeadline(rctx, last)
+	if ctx.Err() != nil {
+		self.err = s.failCtx("waiting for a batch", ctx)
+		i := slices.Index(batch, self)
+		batch = slices.Delete(batch, i, i+1)
 	}
-	defer cancel()
-	s.runCalls(rctx, modeApply, "", batch)
+	var rctx context.Context
+	var cancel context.CancelFunc = func() {}
+	switch {
+	case len(batch) == 0:
+	case len(batch) == 1 && batch[0] == self:
+		rctx = ctx
+		if s.timeout > 0 {
+			rctx, cancel = context.WithDeadline(ctx, self.deadline)
+		}
+	case s.timeout > 0:
+		rctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), earliestDeadline(batch))
+	default:
+		rctx = context.WithoutCancel(ctx)
+		if last, ok := latestDeadline(batch); ok {
+			rctx, cancel = context.WithDeadline(rctx, last)
+		}
+	}
+	if len(batch) > 0 {
+		s.runCalls(rctx, modeApply, "", batch)
+	}
+	cancel()
 	// Hand the queue over first: Redis idles until the next run arrives.
 	// A call with less than a quarter of the store's timeout left is not
 	// sent: the next run ends by its deadline, too soon for most answers,
 	// and a script sent then may still be decided after the call failed.
+	// Without a store timeout a queued call leaves when its context ends.
 	b.mu.Lock()
-	b.expire(s.timeout / 4)
+	if s.timeout > 0 {
+		b.expire(s.timeout / 4)
+	}
 	if len(b.queue) == 0 {
 		b.running--
 		b.mu.Unlock()

@@ -146,11 +146,16 @@
 // nothing is written). A call that finds fewer runs in flight is sent at
 // once, so a lightly loaded store adds no wait; a call whose context ends
 // while it waits consumes nothing, and one still waiting when less than a
-// quarter of the store's timeout is left fails without being sent. A run
-// ends by the earliest deadline of its calls, so that no call returns past
-// its own timeout for having waited for its batch. WithBatching tunes or
-// disables it. On a Cluster a script can only touch one slot, so calls are
-// not batched there.
+// quarter of the store's timeout is left fails without being sent. A
+// caller's context bounds its own call only: a call alone in its run is
+// bounded by it as if it were not batched, while a run of several calls
+// ends by the earliest of their store timeouts (each counted from when its
+// call began), never by one caller's shorter deadline, which would fail
+// the other calls as errors of the store; a call whose context ends while
+// such a run is in flight returns when the run ends. So no call returns
+// past its own timeout for having waited for its batch. WithBatching tunes
+// or disables it. On a Cluster a script can only touch one slot, so calls
+// are not batched there.
 //
 // # Checks that span slots
 //

@@ -53,9 +53,12 @@ type options struct {
 // store answers as fast as without batching. Each call of a batch is still
 // decided atomically and all-or-nothing, exactly as if it had been sent
 // alone at that instant; a call whose context ends before its batch is
-// sent consumes nothing. Zero or less sends every call on its own. On a
-// Cluster, where one script can only touch one slot, calls are never
-// batched.
+// sent consumes nothing. A caller's context bounds its own call, never the
+// others of its batch: a run of several calls ends by the earliest of
+// their Timeouts (see WithTimeout), and a call whose context ends while
+// such a run is in flight returns when the run ends, within its Timeout.
+// Zero or less sends every call on its own. On a Cluster, where one script
+// can only touch one slot, calls are never batched.
 func WithBatching(runs int) Option {
 	return func(o *options) { o.batchRuns = runs }
 }
