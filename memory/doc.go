@@ -26,18 +26,21 @@
 // The bound of WithMaxKeys counts states, not keys: a limit's promise is
 // made per state, a call adds states one by one, and a key's states are
 // what an attacker multiplies. Memory follows the entries: a state costs
-// the share of its entry's width it uses, about 90 bytes for keys of one
-// limit each and 65 for keys of three, and at most about 400 bytes (a
-// shard whose keys hold one state each beside one key that fills six
-// slots). A side state costs more, and a sliding log (or a concurrency
-// limit's lease book) holds 16 bytes per entry of room in its array, which
-// the store chooses (see WithMaxKeys): such a state counts toward the
-// bound as one state per 8 entries of room beside its own, about 210 bytes
-// and 16 per entry against units of 128, so the bound is one on bytes
-// whatever the algorithms. A log that must grow past its room at a full
-// shard makes room as a new key does (see Eviction), and is refused when
-// only refusing states could make it; a log that shrinks gives its units
-// back.
+// the share of its entry it uses, and every entry of a shard is as wide
+// as the shard's widest key needs, at most about 40 bytes and 60 a slot
+// (its array is kept two fifths to half full). So a state costs about 90
+// bytes for keys of one limit each and 65 for keys of three, but keys of
+// one state each beside a key of more cost that key's width each: about
+// 260 bytes beside a plan of four slots, and at most about 400 (beside a
+// key that fills six). A side state costs more, and a sliding log (or a
+// concurrency limit's lease book) holds 16 bytes per entry of room in its
+// array, which the store chooses (see WithMaxKeys): such a state counts
+// toward the bound as one state per 8 entries of room beside its own,
+// about 210 bytes and 16 per entry, so the bound is one on bytes, about
+// 400 a unit at most, whatever the algorithms and keys. A log that must
+// grow past its room at a full shard makes room as a new key does (see
+// Eviction), and is refused when only refusing states could make it; a log
+// that shrinks gives its units back.
 //
 // The store knows at most WithMaxLimits limits (ID and algorithm), 16,384
 // by default, and forgets none while it lives: a call that checks one more
@@ -110,8 +113,14 @@
 // it, the ones under which it is back at full quota when its slot says it
 // is. When several may have, the strictest counts (a window's count of 10
 // refuses if any of them allows only 10); when none may have, the state
-// counts as refusing until it expires. So do the states of a parameter set
-// met beyond those bounds, which the store does not keep. A parameter set
+// counts as refusing until it expires. A parameter set met beyond those
+// bounds is not kept, and may have written any state of its name that the
+// kept ones can (a window ends when it ends whatever its quantity; a
+// bucket's debt is a time every rate reads alike): once a name meets one,
+// its states also count as the strictest of the sets met beyond the
+// bounds would count them — refusing until they expire if it would refuse
+// them, else used by their share of its quantity (or of its bucket's
+// whole refill). A parameter set
 // that the store has met only for keys it already held (decided without a
 // mutex) is not among them, and its states are judged by the others.
 // Shadow mode (rule 3) is judged per name and algorithm, not per

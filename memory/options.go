@@ -71,17 +71,23 @@ func WithClockResolution(d time.Duration) Option {
 	return func(o *options) { o.resolution = d }
 }
 
-// WithMaxKeys bounds what the store holds, in units of about 128 bytes,
-// 1<<20 by default: about 90 to 160 MB of heap. A (key, limit) state
-// counts as one unit, about 90 bytes for keys of one limit each (see the
-// package doc). A sliding log's or a concurrency limit's state counts one
-// more per 8 entries of room (rounded up) in the array its log lies in, 16
-// bytes an entry: the store moves a log that outgrows its array to one of
+// WithMaxKeys bounds what the store holds, in units, 1<<20 by default. A
+// (key, limit) state counts as one unit, about 90 bytes for keys of one
+// limit each (see the package doc). A sliding log's or a concurrency
+// limit's state counts one more per 8 entries of room (rounded up) in the
+// array its log lies in, 16 bytes an entry: the store moves a log that outgrows its array to one of
 // twice its entries, and one cut to a quarter of its array to one of twice
 // its entries (at least 8), so the room is one to four times the entries
 // in the window. A log of one admission counts 2 units (about 240
 // bytes), one of 100 from 14 to 51. So n bounds the store's memory
-// whatever the algorithms of its limits: about 90 to 160 bytes a unit.
+// whatever the algorithms of its limits: at most about 400 bytes a unit,
+// 420 MB at the default. A shard's entries are all as wide as its widest
+// key needs (a slot per fixed window, bucket or GCRA limit, two per
+// sliding counter, up to six), at most about 40 bytes and 60 a slot,
+// shared by the key's states: about 90 bytes a unit while a shard's keys
+// hold one limit each, 65 to 90 while they hold a plan's, 90 to 160 for
+// logs, and up to about 260 for keys of one limit beside keys of a plan
+// of four slots, 400 beside one of six.
 //
 // When a new key arrives at a full store, or a log must grow past its
 // room, an expired state (one back at full quota for a second or more:
