@@ -420,6 +420,7 @@ func (s *Server) Reload() error {
 			s.warnExampleTokens(cfg)
 			s.warnUnknownKeys(s.state.Load().cfg, cfg)
 			s.warnLogRoom(s.state.Load().cfg, cfg)
+			s.warnHosts(s.state.Load().cfg, cfg)
 			for _, change := range reloadStateChanges(s.state.Load().cfg, cfg) {
 				s.log.Info("reload: " + change)
 			}

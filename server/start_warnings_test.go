@@ -19,8 +19,10 @@ import (
 // cross the network in clear), and trusted_proxies that trust every peer
 // (any client then chooses its own address and identity headers); and a
 // memory store too small for its longest sliding log, whose client may be
-// refused for want of room before its limit. A loopback admin listener,
-// named proxies and a store large enough say nothing.
+// refused for want of room before its limit; and a proxy that matches
+// requests by a Host its upstream never sees (the client picks it). A
+// loopback admin listener, named proxies, a store large enough and
+// routes by path say nothing.
 func TestStartWarnsOfWhatExposesTheServer(t *testing.T) {
 	const exposed = `
 identity:
@@ -29,6 +31,8 @@ plans:
   free: {limits: [{name: per-minute, algorithm: fixed-window, quantity: 10, window: 1m}]}
 store: {type: memory, max_keys: 1000}
 rules: [{name: logins, match: {paths: [/login]}, limits: [{name: h, algorithm: sliding-window-log, quantity: 40, window: 1h}]}]
+upstream: http://127.0.0.1:9
+exempt: ["status.example.com/"]
 admin:
   callers:
     - {name: ops, token_sha256: 4c5dc9b7708905f77f5e5d16316b5dfb425e68cb326dcd55a860e90a7707031e, scopes: [read]}
@@ -40,6 +44,8 @@ plans:
   free: {limits: [{name: per-minute, algorithm: fixed-window, quantity: 10, window: 1m}]}
 store: {type: memory, max_keys: 5120}
 rules: [{name: logins, match: {paths: [/login]}, limits: [{name: h, algorithm: sliding-window-log, quantity: 40, window: 1h}]}]
+upstream: http://127.0.0.1:9
+exempt: ["GET /healthz"]
 admin:
   callers:
     - {name: ops, token_sha256: 4c5dc9b7708905f77f5e5d16316b5dfb425e68cb326dcd55a860e90a7707031e, scopes: [read]}
@@ -73,7 +79,8 @@ admin:
 		return logs.String()
 	}
 	logs := start(t, exposed, ":0")
-	for _, want := range []string{"admin listener is reachable beyond this host without TLS", "trusted_proxies trusts every peer", "store.max_keys (1000) is less than 128 times"} {
+	for _, want := range []string{"admin listener is reachable beyond this host without TLS", "trusted_proxies trusts every peer", "store.max_keys (1000) is less than 128 times",
+		`exempt route \"status.example.com/\" matches requests by the Host they name`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the log lacks %q:\n%s", want, logs)
 		}

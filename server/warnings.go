@@ -25,6 +25,15 @@ func (s *Server) warnExposure(cfg *config.Config, admin net.Addr) {
 	s.warnExampleTokens(cfg)
 	s.warnUnknownKeys(nil, cfg)
 	s.warnLogRoom(nil, cfg)
+	s.warnHosts(nil, cfg)
+}
+
+// warnHosts logs cfg's config.Config.HostWarning when old, the
+// configuration cfg replaces (nil at the start), did not warn the same.
+func (s *Server) warnHosts(old, cfg *config.Config) {
+	if msg := cfg.HostWarning(); msg != "" && (old == nil || old.HostWarning() != msg) {
+		s.log.Warn(msg)
+	}
 }
 
 // warnLogRoom logs cfg's config.Config.LogRoomWarning when old, the

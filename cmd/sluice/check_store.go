@@ -128,8 +128,12 @@ func printUpstream(w io.Writer, cfg *config.Config) {
 	if cfg.PreserveHost {
 		host = "the client's Host"
 	}
-	fmt.Fprintf(w, "UPSTREAM  %s; %s; %s; answers start within %v (else 504), streams end after %v of silence\n",
+	line := fmt.Sprintf("UPSTREAM  %s; %s; %s; answers start within %v (else 504), streams end after %v of silence",
 		cfg.Upstream, how, host, cfg.Connections.WriteTimeout, cfg.Connections.StreamIdleTimeout)
+	if msg := cfg.HostWarning(); msg != "" {
+		line += "; WARNING: " + msg
+	}
+	fmt.Fprintln(w, line)
 }
 
 // transport describes a client TLS configuration.
