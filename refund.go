@@ -35,10 +35,9 @@ type Refunder interface {
 	// created since a state that counted the receipt was evicted (the
 	// memory store's, to make room; Redis's, by its maxmemory-policy):
 	// the state the key counts afresh keeps its count. The Redis store
-	// knows when each state was created and last decided (but see its
-	// Refund for a clock that stepped back across an eviction); the
-	// memory store remembers an eviction as it does a reset, for a bounded
-	// time and number (see its Refund).
+	// knows when each state was created; the memory store remembers an
+	// eviction as it does a reset, for a bounded time and number (see
+	// its Refund).
 	Refund(ctx context.Context, checks []Check, charged []int64) error
 }
 

@@ -35,19 +35,17 @@
 //	sluice:{<subject>}:<limit-name>
 //
 // holding a string for fixed window, sliding window counter, token bucket,
-// leaky bucket and GCRA — the algorithm's number and ":", "^", the time of
-// the state's latest decision, "@", the time the state was created (its
-// first write since the key held none) and "|", each number a
-// little-endian IEEE 754 double, then the state's three integers as three
-// more, which Redis's Lua packs and unpacks far faster than decimal text
-// (the forms of earlier versions, without the times, or the decimal
-// "<algorithm> <t> <a> <b>", are still read; versions before the packed
-// form read it as a key never seen) — or a hash for the sliding log and
-// concurrency leases, whose entries are its fields. A refund, a lease
-// given back or a cross-slot reservation refunded that was counted before
-// a state's creation time, or after its latest decision (the state created
-// since behind a clock that stepped back), was counted by a state the key
-// no longer holds (evicted, deleted): it leaves the state alone (see Store.Refund,
+// leaky bucket and GCRA — the algorithm's number and ":", "@", the time
+// the state was created (its first write since the key held none) and
+// "|", each number a little-endian IEEE 754 double, then the state's three
+// integers as three more, which Redis's Lua packs and unpacks far faster
+// than decimal text (the forms of earlier versions, without the time, or
+// the decimal "<algorithm> <t> <a> <b>", are still read; versions before
+// the packed form read it as a key never seen) — or a hash for the sliding
+// log and concurrency leases, whose entries are its fields. A refund, a
+// lease given back or a cross-slot reservation refunded that was counted
+// before a state's creation time was counted by a state the key no longer
+// holds (evicted, deleted): it leaves the state alone (see Store.Refund,
 // Checks that span slots and Leased quota). A script run reads the
 // strings of all its keys with one MGET and writes each key it changed once,
 // at its end, with one SET and the key's TTL.

@@ -13,13 +13,9 @@ import (
 // state while the window that counted it still counts it — the state the
 // key would have without that charge, at Redis's time. Other checks and
 // zero receipts are skipped, and so is a receipt given at or before the
-// key's last Reset, or before the state the key holds now was created, or
-// after that state's latest decision (the state that counted it evicted by
-// Redis, or deleted, since; the one there now created behind a clock that
-// stepped back): the state there now never counted it. A state created
-// behind such a clock and decided again once the clock passed the receipt
-// cannot tell it from its own and takes its refund, where the memory store
-// skips it. Refunds of keys
+// key's last Reset, or before the state the key holds now was created (the
+// state that counted it evicted by Redis, or deleted, since): the state
+// there now never counted it. Refunds of keys
 // in one Cluster slot are one
 // script run; an error wraps sluice.ErrStoreUnavailable as Apply's do, and
 // the charges of the slots not reached stay counted. Receipts not one per

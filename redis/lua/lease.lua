@@ -9,9 +9,8 @@
 -- written since under another algorithm, or gone, is left alone, and so is
 -- a key reset (reset.lua) at or after the take, or whose state was created
 -- after it (born, see state.lua: the state that counted the lease was
--- evicted, deleted or expired since) or has decided nothing at or after it
--- (latest: created since, behind a clock that stepped back): the state
--- there now never counted the lease. The key keeps its TTL.
+-- evicted, deleted or expired since): the state there now never counted
+-- the lease. The key keeps its TTL.
 --
 -- KEYS[i]    the state key of a lease, i ≤ n = #KEYS / 2
 -- KEYS[n+i]  its reset key, in the same slot
@@ -30,7 +29,7 @@ for i = 1, n do
   local taken = tonumber(ARGV[off + CHECK_ARGS + 2])
   local reset = redis.call('GET', KEYS[n + i])
   local st = load_state(c)
-  if reset and taken <= tonumber(reset) or not st.fresh and (taken < born(st) or taken > latest(st)) then
+  if reset and taken <= tonumber(reset) or not st.fresh and taken < born(st) then
     forgotten = forgotten + c.cost
   elseif not st.fresh and c.cost > 0 then
     ALG[c.alg].undo(c, st, ARGV[off + CHECK_ARGS + 1], c.g)

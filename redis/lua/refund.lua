@@ -10,9 +10,7 @@
 -- whatever was written and refunded in between, and in whatever order.
 -- A key reset (reset.lua) at or after the reservation, or whose state was
 -- created after it (born, see state.lua: the state that counted the
--- reservation was evicted, deleted or expired since) or has decided
--- nothing at or after it (latest: created since, behind a clock that
--- stepped back), is left alone: the
+-- reservation was evicted, deleted or expired since), is left alone: the
 -- state there now never counted the reservation, and taking its units out
 -- would hand them out again beyond the limit. The call was refused: each
 -- state keeps its key at least until its limit has it back at full quota
@@ -52,7 +50,7 @@ for i = 1, n do
       redis.call('RESTORE', c.key, fmt(math.max(expires, 0)), dump, 'REPLACE', 'ABSTTL')
     end
     forget(c.key)
-  elseif alg_of(g) == c.alg and not (reset and at <= tonumber(reset)) and at >= born(st) and at <= latest(st) then
+  elseif alg_of(g) == c.alg and not (reset and at <= tonumber(reset)) and at >= born(st) then
     -- Retagging the key tells any other reservation whose DUMP holds these
     -- units that it may no longer restore it.
     ALG[c.alg].undo(c, st, mark, c.g, token)

@@ -5,10 +5,8 @@
 -- algorithm, or never seen, is left alone, and so is a key reset
 -- (reset.lua) at or after the receipt, or whose state was created after
 -- it (born, see state.lua: the state that counted the charge was evicted,
--- deleted or expired since), or has decided nothing at or after it
--- (latest, see state.lua: the state was created since, behind a clock
--- that stepped back below the receipt): the state there now never
--- counted the charge. An undo keeps the key's TTL.
+-- deleted or expired since): the state there now never counted the
+-- charge. An undo keeps the key's TTL.
 --
 -- KEYS[i]    the state key of a check to refund, i ≤ n = #KEYS / 2
 -- KEYS[n+i]  its reset key, in the same slot
@@ -40,7 +38,7 @@ for i = 1, n do
   local reset = redis.call('GET', KEYS[n + i])
   if not (reset and at <= tonumber(reset)) then
     local st = load_state(c)
-    if (c.alg == 1 or c.alg == 2 or c.alg == 3) and not st.fresh and c.cost > 0 and at >= born(st) and at <= latest(st) then
+    if (c.alg == 1 or c.alg == 2 or c.alg == 3) and not st.fresh and c.cost > 0 and at >= born(st) then
       ALG[c.alg].undo(c, st, refund_mark(c, at), c.g)
       reached = reached + 1
     end

@@ -8,8 +8,8 @@
 -- records it: the latest of the script's time, the time of a reset the key
 -- still records, and the latest time the deleted state records (see
 -- held_until: a log's newest entry, stamped a µs after the one before and
--- maybe ahead of the clock; a string state's latest decision, or its
--- creation or window's start, ahead of a clock that stepped back since). A
+-- maybe ahead of the clock; a string state's creation, or its window's
+-- start, ahead of a clock that stepped back since). A
 -- concurrency limit's lease book is replaced by a book holding one entry
 -- of no units at that time (memory's seedLeases): its next lease is
 -- stamped at least a µs after it, so that no lease taken since has the
@@ -32,27 +32,23 @@
 -- held_until returns whether the key holds a state (a lease book with no
 -- lease, see above, does not) and the latest time the state records having
 -- counted, which the reset must not precede (nil: none). A log's newest
--- entry is exact. A state in a string records the latest time of a
--- decision that wrote it (latest, see state.lua), which no receipt or
--- lease it gave is after; one an earlier version wrote records none,
--- and then its born (when it was created) and a window's start (t of a
+-- entry is exact. A state in a string records no time of its latest
+-- decision: its born (when it was created) and a window's start (t of a
 -- fixed window or sliding counter; a bucket's t is not such a time,
--- GCRA's lies ahead of it) are the latest times it records.
+-- GCRA's lies ahead of it) are the latest times it records, which every
+-- receipt or lease it gave is at or after.
 -- (The memory store's counterparts, no algorithm's twin: its shard's
 -- newestLease for a lease book, its clock's notBefore, the store's latest
--- time, no earlier than any state's latest.)
+-- time, which a state does not keep.)
 local function held_until(key)
   local f = redis.pcall('HMGET', key, 'h', 'n', 'a')
   if f.err then -- a string state
     local st = parse_text(redis.call('GET', key))
-    local upto = st.born
-    if upto and (st.alg == 1 or st.alg == 3) then
-      upto = math.max(upto, clamp_time(st.t))
+    local latest = st.born
+    if latest and (st.alg == 1 or st.alg == 3) then
+      latest = math.max(latest, clamp_time(st.t))
     end
-    if upto and st.latest then
-      upto = math.max(upto, st.latest)
-    end
-    return true, upto
+    return true, latest
   end
   local h, n = tonumber(f[1]) or 0, tonumber(f[2]) or 0
   if n <= h then
@@ -68,12 +64,12 @@ for i = 1, n do
   local ttl = redis.call('PTTL', KEYS[i])
   local at = now
   if ttl ~= -2 then
-    local held, upto = held_until(KEYS[i])
+    local held, latest = held_until(KEYS[i])
     if held then
       gone = gone + 1
     end
-    if upto then
-      at = math.max(at, upto)
+    if latest then
+      at = math.max(at, latest)
     end
     redis.call('DEL', KEYS[i])
   end

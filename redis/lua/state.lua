@@ -13,35 +13,23 @@
 --            stepped back; MINTIME, before every time, when unknown (a
 --            state an earlier version wrote; a hash records none, and its
 --            born reads as unknown)
---   latest   string states with a known born only: the latest time of a
---            decision that wrote the state (µs since sluice.Epoch; for a
---            fixed window or sliding counter, its window's start when
---            that is later, a clock stepped back into it), at or after
---            every receipt, lease or reservation the state gave; MAXTIME,
---            after every time, when unknown (a hash, a state with no born,
---            or one an earlier version wrote, until a decision writes it)
 --   t, a, b  the algorithm's numbers (see each algorithm's file)
 --   h, n     sliding log only: indices of its oldest entry and one past its
 --            newest; the entries themselves are the fields "h" … "n-1"
 --
 -- The sliding log (and concurrency) keeps them as the fields of a hash. The
 -- other algorithms keep one string: g (followed by ":" when it has no
--- token, so that it reads "<alg>:…" as every tag with a token does), "^"
--- and latest as a little-endian IEEE 754 double (when known), "@", born as
--- another, "|", then t, a and b as three more (exact for every integer up
--- to 2^53; b is 0 where an algorithm has no use for it), since Redis's Lua
--- packs and unpacks doubles (struct) in a fraction of the time it formats
--- and parses decimal text. A receipt, a lease or a reservation dated
--- before born, or after latest, was counted by a state the key no longer
--- holds (evicted, deleted, expired early; after latest, when the state
--- there now was created since behind a clock that stepped back): refunds
--- and give-backs leave the state alone. (The
--- forms sluice wrote before are still read: without "^" and latest, with
--- latest unknown; without "@" and born too, with both unknown; and the
--- decimal text "g t a b". The version before this form reads born as it
--- wrote it and takes "^" and latest for a token of g; a version before
--- that reads the tag as its algorithm and g with a token as a reservation
--- not its own.) Strings are read and written through the run's
+-- token, so that it reads "<alg>:…" as every tag with a token does), "@",
+-- born as a little-endian IEEE 754 double, "|", then t, a and b as three
+-- more (exact for every integer up to 2^53; b is 0 where an algorithm has
+-- no use for it), since Redis's Lua packs and unpacks doubles (struct) in
+-- a fraction of the time it formats and parses decimal text. A receipt or
+-- a lease taken before born was counted by a state the key no longer holds
+-- (evicted, deleted, expired early): refunds and give-backs leave the
+-- state alone. (The forms sluice wrote before are still read, with born
+-- unknown: g, "|" and the three doubles, and the decimal text "g t a b".
+-- An earlier version reads this form's tag as its algorithm and g with a
+-- token as a reservation not its own.) Strings are read and written through the run's
 -- string cache below: apply.lua reads every key of a run with one MGET and,
 -- in mode "a", writes each key it changed once, at the end, with one SET
 -- (PSETEX) and its TTL.
@@ -180,25 +168,18 @@ local function parse_text(raw)
     if t - t ~= 0 or a - a ~= 0 or b - b ~= 0 then
       return NONE -- not finite: corrupt
     end
-    local g, born, latest = string.sub(raw, 1, n - 25), MINTIME, nil
+    local g, born = string.sub(raw, 1, n - 25), MINTIME
     if n >= 36 and string.byte(raw, n - 33) == 64 then -- "@": g, then born packed
       born = struct.unpack('<d', raw, n - 32)
       if born - born ~= 0 then
         return NONE
       end
       g = string.sub(raw, 1, n - 34)
-      if n >= 45 and string.byte(raw, n - 42) == 94 then -- "^": g, then latest packed
-        latest = struct.unpack('<d', raw, n - 41)
-        if latest - latest ~= 0 then
-          return NONE
-        end
-        g = string.sub(raw, 1, n - 43)
-      end
       if string.byte(g, #g) == 58 then -- ":" after a tag without a token
         g = string.sub(g, 1, #g - 1)
       end
     end
-    return {g = g, alg = alg_of(g), born = born, latest = latest, t = t, a = a, b = b}
+    return {g = g, alg = alg_of(g), born = born, t = t, a = a, b = b}
   end
   local g, t, a, b = string.match(raw, '^(%S+) (%S+) (%S+) (%S+)$') -- decimal text
   if not g then
@@ -235,14 +216,10 @@ local function ttl_text(ttl)
 end
 
 -- text is the stored form of a string state of check c: tag g (":" after
--- c's algorithm alone), "^" and latest unless it is nil (unknown), "@",
--- born, "|", then t, a and b packed.
-local function text(c, g, latest, born, t, a, b)
+-- c's algorithm alone), "@", born, "|", then t, a and b packed.
+local function text(c, g, born, t, a, b)
   if g == c.g then
     g = g .. ':'
-  end
-  if latest then
-    return g .. '^' .. struct.pack('<d', latest) .. '@' .. struct.pack('<d', born) .. '|' .. struct.pack('<ddd', t, a, b)
   end
   return g .. '@' .. struct.pack('<d', born) .. '|' .. struct.pack('<ddd', t, a, b)
 end
@@ -343,44 +320,12 @@ local function born(st)
   return b
 end
 
--- latest returns the latest time of a decision that wrote state st (see
--- above): MAXTIME when unknown (a hash, a state with no born or one an
--- earlier version wrote), which every time is at or before.
-local function latest(st)
-  return st.latest or MAXTIME
-end
-
--- decided returns the latest of the state a decision now writes, whose
--- state was st, with window start t: the latest of st's own (none for a
--- key never seen, which the write creates, or for one that records none),
--- now, and for a fixed window or sliding counter t, which a receipt given
--- behind a clock that stepped back into the window is; nil (unknown) when
--- the state records no born. A state written before records no latest, and
--- may have given receipts ahead of now only if the clock stepped back:
--- those are refused from now on, never refunded into a state that did not
--- count them.
-local function decided(st, b, t, alg)
-  if b <= MINTIME then
-    return nil
-  end
-  local l = math.max(st.latest or MINTIME, NOW)
-  if alg == 1 or alg == 3 then
-    l = math.max(l, clamp_time(t))
-  end
-  return l
-end
-
 -- put writes the next state of check c's algorithm kept in a string,
--- whose state was st: tag g, numbers t, a and b, with a TTL of ttl ms (a
--- decision of the run's time: see decided), or keeping the key's TTL and
--- st's latest when ttl is nil (an undo). In write-back mode a write with
+-- whose state was st: tag g, numbers t, a and b, with a TTL of ttl ms, or
+-- keeping the key's TTL when ttl is nil. In write-back mode a write with
 -- a TTL only updates the cache (flush SETs it).
 local function put(c, st, g, t, a, b, ttl)
-  local bn, l = born(st), st.latest
-  if ttl then
-    l = decided(st, bn, t, c.alg)
-  end
-  local key, s = c.key, text(c, g, l, bn, t, a, b)
+  local key, s = c.key, text(c, g, born(st), t, a, b)
   cache[key] = s
   if write_back and ttl then
     if not pending[key] then
