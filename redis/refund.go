@@ -15,7 +15,9 @@ import (
 // zero receipts are skipped, and so is a receipt given at or before the
 // key's last Reset, or before the state the key holds now was created (the
 // state that counted it evicted by Redis, or deleted, since): the state
-// there now never counted it. Refunds of keys
+// there now never counted it — unless the clock stepped back across the
+// eviction, so that the fresh state's creation precedes the receipt (see
+// docs/decisions.md), where the memory store skips it. Refunds of keys
 // in one Cluster slot are one
 // script run; an error wraps sluice.ErrStoreUnavailable as Apply's do, and
 // the charges of the slots not reached stay counted. Receipts not one per
