@@ -436,12 +436,13 @@ func (v *validator) penalty(o *Options) {
 // the client's own requests: a plan's, or a rule's whose key, as res's
 // request was keyed, has a value of the client's: an attribute other than
 // those every client shares (host, route, rule, path, a path wildcard), not
-// replaced by the value FallbackShared gives every request without one. A
-// refusal by the global limits or such shared keys alone is not the
-// client's doing: others spent that quota. Nor is a refusal by concurrency
-// limits alone: its Retry-After of a second is a poll interval (a slot
-// frees when a request ends), and a client polling as told while its own
-// requests run is not misbehaving.
+// replaced by the value FallbackShared gives every request without one nor
+// by the one every request whose value upstreams read differently shares
+// (see ambiguousValue). A refusal by the global limits or such shared keys
+// alone is not the client's doing: others spent that quota. Nor is a
+// refusal by concurrency limits alone: its Retry-After of a second is a
+// poll interval (a slot frees when a request ends), and a client polling
+// as told while its own requests run is not misbehaving.
 func (m *Middleware) clientsRefusal(res *Result) bool {
 	for _, name := range res.Decision.Violated {
 		if res.concurrencyNamed(name) {

@@ -59,8 +59,11 @@ func (f *requestFacts) clientAddr(id *identifier) netip.Addr {
 // fallback is to skip. Keys of the client alone are the client's store key;
 // others are built in res.keyBuf and taken from m.ruleKeys (see keyCache).
 // shared reports that the key holds nothing of the client's: only what
-// every client shares (see rule.shared) and the value FallbackShared puts
-// for an absent one, so that a refusal under it is not the client's doing.
+// every client shares (see rule.shared), the value FallbackShared puts for
+// an absent one and ambiguousValue, which every request of the rule whose
+// value upstreams read differently shares (a browser sends a cookie once
+// per Path or Domain), so that a refusal under it is not the client's
+// doing.
 func (m *Middleware) ruleKey(ru *rule, f *requestFacts, pat int, pm *pathMatch, res *Result) (key string, shared, ok bool) {
 	if ru.clientOnly {
 		return f.id.key, false, true
@@ -72,9 +75,11 @@ func (m *Middleware) ruleKey(ru *rule, f *requestFacts, pat int, pm *pathMatch, 
 			buf = append(buf, '|')
 		}
 		kp := &ru.parts[i]
+		start := len(buf)
 		var ok bool
 		if buf, ok = m.appendPart(buf, kp, ru, f, pat, pm); ok {
-			shared = shared && kp.shared()
+			// No value of a request is written as ambiguousValue.
+			shared = shared && (kp.shared() || string(buf[start:]) == ambiguousValue)
 			continue
 		}
 		switch ru.fallback {

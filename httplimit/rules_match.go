@@ -329,6 +329,12 @@ func hostMatches(hosts []string, host string) bool {
 	return false
 }
 
+// headerMatches reports whether h carries the header hm names, and, when
+// hm has a value, one value equal to it but for the whitespace around it
+// (see trimValue): a value that reaches sluice over HTTP/2 as " 1" or
+// "1\t" reaches an upstream over HTTP/1.1 as 1 (RFC 9110 §5.5), so a
+// client adding whitespace escapes no rule written for its requests. It
+// allocates nothing.
 func headerMatches(h http.Header, hm *HeaderMatch) bool {
 	vs, ok := h[hm.Name]
 	if !ok {
@@ -338,7 +344,7 @@ func headerMatches(h http.Header, hm *HeaderMatch) bool {
 		return true
 	}
 	for _, v := range vs {
-		if v == hm.Value {
+		if trimValue(v) == hm.Value {
 			return true
 		}
 	}

@@ -14,10 +14,12 @@ import (
 // whitespace around it (see trimValue); "" when absent. The parameter is
 // found by its name in any case and as PHP names it (see sameName), as
 // formValue finds a field. It splits on "&" (see pairValue), however many
-// pairs, skips those url.ParseQuery refuses, and allocates only to decode
-// a pair that has escapes. A parameter given more than once with values
-// that differ is ambiguous: upstreams read different ones (Go the first,
-// Django and Rails the last).
+// pairs, and allocates only to decode a pair that has escapes. A parameter
+// given more than once with values that differ is ambiguous: upstreams
+// read different ones (Go the first, Django and Rails the last). So is a
+// pair url.ParseQuery refuses that another upstream may read as the
+// parameter (see pairValue: "tenant=acme;v=1" is tenant acme to Rack 2),
+// as formValue takes one: Go reads none of its value.
 func queryValue(raw, name string) (first string, ambiguous bool) {
 	pn := phpVarOf(name)
 	found := false
@@ -25,8 +27,11 @@ func queryValue(raw, name string) (first string, ambiguous bool) {
 		var pair string
 		pair, raw, _ = strings.Cut(raw, "&")
 		v, named, ok := pairValue(pair, name, pn)
-		if !named || !ok {
+		switch {
+		case !named:
 			continue
+		case !ok:
+			return first, true
 		}
 		switch v = trimValue(v); {
 		case !found:
@@ -98,12 +103,14 @@ func unescapeQuery(s string) (string, bool) {
 
 // cookieValue returns the value of the first cookie named name of the
 // Cookie header lines of h, without the whitespace around it (inside
-// quotes too) and without the quotes Go's and Python's readers drop; ""
-// when there is none. A cookie is found by its name in any case, as
-// ASP.NET Core's Request.Cookies finds one, and as PHP's $_COOKIE names
-// one (see sameName). Cookies of the name with values that differ are
-// ambiguous: upstreams read different ones (Go and PHP the first, Django
-// the last). It allocates nothing.
+// quotes too), without the quotes Go's and Python's readers drop and
+// with its escapes decoded (see cookieDecoded); "" when there is none. A
+// cookie is found by its name in any case, as ASP.NET Core's
+// Request.Cookies finds one, and as PHP's $_COOKIE names one (see
+// sameName). Cookies of the name with values that differ are ambiguous:
+// upstreams read different ones (Go and PHP the first, Django the last);
+// so is a value whose escapes upstreams decode differently. It allocates
+// only to decode a value with escapes.
 func cookieValue(h http.Header, name string) (first string, ambiguous bool) {
 	pn := phpVarOf(name)
 	found := false
@@ -119,6 +126,9 @@ func cookieValue(h http.Header, name string) (first string, ambiguous bool) {
 			if len(v) > 1 && v[0] == '"' && v[len(v)-1] == '"' {
 				v = trimValue(v[1 : len(v)-1])
 			}
+			if v, ambiguous = cookieDecoded(v); ambiguous {
+				return first, true
+			}
 			switch {
 			case !found:
 				first, found = v, true
@@ -128,6 +138,80 @@ func cookieValue(h http.Header, name string) (first string, ambiguous bool) {
 		}
 	}
 	return first, false
+}
+
+// cookieDecoded returns the cookie value v as the upstreams that decode a
+// cookie's value read it, without the whitespace around it (see
+// trimValue): Express (the cookie package: decodeURIComponent; v as it is
+// when that fails), Rack (Utils.unescape; v as it is when an escape does
+// not decode) and PHP ($_COOKIE: urldecode; an escape that does not
+// decode kept as it is). So "abc", "%61bc" and "a%62%63" are one value,
+// which Go and Django, reading v as sent, take for another: counted with
+// it, not apart. A value without a '%' is v as it is; a '+' is kept, as
+// Express keeps it (PHP and Rack read a space, in a value without escapes
+// too). A value is ambiguous when they decode its escapes differently:
+// some escape does not decode and another does (PHP decodes that one,
+// Express and Rack neither), or the bytes of a run of escapes are no
+// UTF-8 (Express keeps v, PHP and Rack decode it). It allocates only when
+// v has an escape that decodes.
+func cookieDecoded(v string) (string, bool) {
+	if strings.IndexByte(v, '%') < 0 {
+		return v, false
+	}
+	decodes, fails := false, false
+	for i := 0; i < len(v); i++ {
+		if v[i] != '%' {
+			continue
+		}
+		if i+2 < len(v) && isHexDigit(v[i+1]) && isHexDigit(v[i+2]) {
+			decodes, i = true, i+2
+		} else {
+			fails = true
+		}
+	}
+	switch {
+	case fails && decodes:
+		return "", true
+	case fails: // every reader keeps v as it is
+		return v, false
+	}
+	b := make([]byte, 0, len(v))
+	run := -1 // the start in b of the run of escapes being decoded
+	for i := 0; i < len(v); i++ {
+		if v[i] == '%' {
+			if run < 0 {
+				run = len(b)
+			}
+			b = append(b, hexValue(v[i+1])<<4|hexValue(v[i+2]))
+			i += 2
+			continue
+		}
+		if run >= 0 && !utf8.Valid(b[run:]) {
+			return "", true
+		}
+		run = -1
+		b = append(b, v[i])
+	}
+	if run >= 0 && !utf8.Valid(b[run:]) {
+		return "", true
+	}
+	return trimValue(string(b)), false
+}
+
+// isHexDigit reports whether c is a hexadecimal digit, in either case.
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// hexValue returns the value of the hexadecimal digit c.
+func hexValue(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
 }
 
 // sameName reports whether a field, parameter or cookie sent as k is the

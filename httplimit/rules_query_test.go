@@ -2,13 +2,15 @@ package httplimit
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 )
 
 // FuzzQueryValue holds queryValue to url.ParseQuery: the value, decoded and
 // trimmed, of the parameters named name in any case or as PHP names them,
 // or "" when there is none, and ambiguous when they have values that
-// differ.
+// differ or a pair url.ParseQuery refuses may be one of them to another
+// upstream (see pairValue).
 func FuzzQueryValue(f *testing.F) {
 	for _, s := range [][2]string{
 		{"tenant=acme&page=2", "tenant"}, {"a=1&a=2", "a"}, {"t%65nant=x%20y", "tenant"}, {"k=a+b", "k"},
@@ -30,6 +32,11 @@ func FuzzQueryValue(f *testing.F) {
 					want, found = v, true
 				}
 				differ = differ || v != want
+			}
+		}
+		for pair := range strings.SplitSeq(raw, "&") {
+			if _, named, ok := pairValue(pair, name, phpVarOf(name)); named && !ok {
+				differ = true
 			}
 		}
 		got, ambiguous := queryValue(raw, name)
