@@ -68,7 +68,8 @@ var ErrTokenRefused = errors.New("the token is not verified")
 // (its plan's costs); pass -1 to use it. A rule with a cost of its own
 // (Rule.Cost) is charged that cost whatever cost is, but for cost 0: a
 // peek, which spends nothing of any limit, a rule's included, and so is
-// refused by no limit (see sluice.Check). A rule's FallbackIP keys a c
+// refused by no limit (see sluice.Check) and decides no request: Observer
+// is not told of it (see Options.Observer). A rule's FallbackIP keys a c
 // without IP by its own subject (see Rule.Fallback). A request that a
 // leaky-bucket queue would admit with a Delay ending after ctx's deadline
 // is refused by the queue, its RetryAfter that Delay, as Decide refuses
@@ -104,7 +105,7 @@ func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path st
 		return m.exempted(r, res, by), nil
 	}
 	res.Exempt, res.ExemptBy, res.Identity, res.plan = false, "", id, m.planOf(id.Plan)
-	res.Cost = cost
+	res.Cost, res.peeking = cost, cost == 0
 	if cost < 0 {
 		res.Cost = res.plan.costs.cost(r)
 	}
@@ -251,7 +252,7 @@ func (m *Middleware) decideChecks(ctx context.Context, res *Result, boxKnown boo
 	if err == nil && res.Decision.Allowed && res.Decision.Delay > 0 && !res.peeking {
 		m.refuseLate(ctx, res)
 	}
-	if m.observe != nil && (!res.peeking || err != nil) {
+	if m.observe != nil && !res.peeking {
 		m.observe(res, time.Since(start), err)
 	}
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/internal/logsample"
@@ -127,8 +128,10 @@ type Result struct {
 	penaltyDecision sluice.Decision
 	// statusRefused: StatusHandler refused the read (statusReads).
 	statusRefused bool
-	// peeking: the Result is StatusHandler's, which reads a standing and
-	// decides no request: Observer and OnExempt are not told of it.
+	// peeking: the Result is a peek, which reads a standing, spends nothing
+	// and decides no request (StatusHandler's, or DecideFor's at cost 0):
+	// Observer is not told of it, nor of its failure; nor is OnExempt of
+	// StatusHandler's.
 	peeking bool
 
 	// answer records the status of a request whose limits count by
@@ -430,8 +433,26 @@ func (m *Middleware) undecided(w http.ResponseWriter, r *http.Request, err error
 	if m.onError != nil {
 		return m.onError(w, r, err)
 	}
-	m.warn(r.Context(), "rate limit not decided, serving the request", "err", err, "path", r.URL.Path)
+	m.warn(r.Context(), "rate limit not decided, serving the request", "err", err, "path", loggedPath(r.URL.Path))
 	return true
+}
+
+// maxLoggedPath bounds, in bytes, the path a warning repeats: the client
+// chooses it, up to the server's header bound.
+const maxLoggedPath = 1024
+
+// loggedPath returns path cut to at most maxLoggedPath bytes, between two
+// characters (unless path is not UTF-8 there), with "…" after it when it
+// was cut.
+func loggedPath(path string) string {
+	n := maxLoggedPath
+	if len(path) <= n {
+		return path
+	}
+	for i := 1; i < utf8.UTFMax && !utf8.RuneStart(path[n]); i++ {
+		n--
+	}
+	return path[:n] + "…"
 }
 
 // warn logs a warning that a failing store may repeat for every request:

@@ -300,10 +300,11 @@ type Options struct {
 	Clock func() time.Time
 	// Observer, when set, is called after every decision and every failure
 	// to decide, with how long the limiter took: the hook for metrics and
-	// dashboards. StatusHandler's peeks at a client's standing decide no
-	// request and spend nothing: only their failures are observed. A
-	// failure because the request's context ended (the client left) has an
-	// err that wraps the context's error (context.Canceled). It runs on the
+	// dashboards. Peeks — StatusHandler's reads of a client's standing and
+	// DecideFor's checks of cost 0 — decide no request and spend nothing:
+	// they are not observed, nor are their failures. A failure because the
+	// request's context ended (the client left) has an err that wraps the
+	// context's error (context.Canceled). It runs on the
 	// request's goroutine, concurrently with other requests, and must not
 	// keep res.
 	Observer func(res *Result, took time.Duration, err error)

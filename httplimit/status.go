@@ -118,7 +118,7 @@ func (m *Middleware) StatusHandler() http.Handler {
 			if r.Context().Err() != nil {
 				return // the client left
 			}
-			m.warn(r.Context(), "rate limit standing not decided", "err", err, "path", r.URL.Path)
+			m.warn(r.Context(), "rate limit standing not decided", "err", err, "path", loggedPath(r.URL.Path))
 			ra := int64(1)
 			writeProblem(w, &Problem{Type: ProblemReducedCapacity, Title: "Service Unavailable", Status: http.StatusServiceUnavailable,
 				Detail: "Your standing cannot be read now. Retry after the time in Retry-After.", Instance: r.URL.EscapedPath(), RetryAfter: &ra})
@@ -171,7 +171,6 @@ func (m *Middleware) peek(r *http.Request) (*Result, error) {
 		return res, err
 	}
 	res.penaltyChecks[0] = sluice.Check{Key: res.Identity.storeKey(m.id.prefix), Limit: m.statusReads, Cost: 1}
-	start := time.Now()
 	err := m.limiter.Allow(r.Context(), res.penaltyChecks[:], &res.penaltyDecision)
 	if err == nil && !res.penaltyDecision.Allowed && res.penaltyDecision.Statuses[0].Unavailable {
 		// Refused by a store that could not decide (a failover's deny): no
@@ -179,9 +178,6 @@ func (m *Middleware) peek(r *http.Request) (*Result, error) {
 		err = fmt.Errorf("httplimit: reading a standing: %w", sluice.ErrStoreUnavailable)
 	}
 	if err != nil {
-		if m.observe != nil {
-			m.observe(res, time.Since(start), err)
-		}
 		m.Discard(res)
 		return nil, err
 	}

@@ -55,14 +55,15 @@ func (s *Server) reloadEnvoy(cfg *config.Config, rules *envoy.Rules) {
 // policy is the domain, limit the rule; a descriptor refused because the
 // store could not be reached (Outcome.Unavailable) is counted
 // "unavailable", not as its limit's refusal. An invalid request (Envoy's
-// mistake, answered InvalidArgument) is logged, not counted as undecided:
-// the store did not fail.
+// mistake, answered InvalidArgument) is logged, not counted as undecided
+// nor in sluice_decision_seconds: the store did not fail, and nothing was
+// decided.
 func (s *Server) observeEnvoy(res *envoy.Result, took time.Duration, err error) {
-	s.metrics.seconds.Observe(took.Seconds())
 	if status.Code(err) == codes.InvalidArgument {
 		s.warnings.Warn(context.Background(), s.log, "envoy: invalid request refused", "domain", res.Domain, "err", err)
 		return
 	}
+	s.metrics.seconds.Observe(took.Seconds())
 	if err != nil {
 		s.undecided(err)
 		return

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -220,5 +221,66 @@ func TestFallbackShareCountsRequestsNotStoreCalls(t *testing.T) {
 					codes, calls, fellBack, 100*fellBack/requests)
 			}
 		})
+	}
+}
+
+// A status_path GET is a peek: it decides no request. Under
+// on_store_error: deny with the store down it is answered 503, as every
+// request is refused by deny, yet it is no request left undecided (the
+// policy held: SluiceUndecided, critical, must not fire) nor a decision
+// in sluice_decision_seconds_count.
+func TestStatusReadsUnderDenyAreNoUndecidedRequests(t *testing.T) {
+	srv, _, reg := failoverServer(t,
+		"plans:\n  free: {limits: [{name: m, algorithm: fixed-window, quantity: 2, window: 1m}]}\ndefault_plan: free\n"+
+			"response: {status_path: /rate_limit}\n",
+		unreachableStore{}, failover.Options{Instances: 1, OnError: failover.Deny}) // Redis down, deny
+	h := srv.PublicHandler()
+	for range 5 {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/rate_limit", nil))
+		if rec.Code != http.StatusServiceUnavailable {
+			t.Fatalf("GET /rate_limit with the store down under deny: %d, want 503", rec.Code)
+		}
+	}
+	got := totals(t, reg)
+	if n := got["sluice_undecided_total"]; n != 0 {
+		t.Errorf("5 status_path reads under deny: sluice_undecided_total = %v, want 0", n)
+	}
+	if n := got["sluice_decision_seconds_count"]; n != 0 {
+		t.Errorf("5 status_path reads (peeks): sluice_decision_seconds_count = %v, want 0", n)
+	}
+}
+
+// A decision API check of cost 0 peeks, as a status_path GET does: it
+// spends nothing and no limit refuses it (docs/api.md), so it is no
+// admission. Peeks at a client out of quota leave
+// sluice_decisions_total{result="allowed"} and sluice_near_limit_total
+// as they were: a caller that peeks before acting neither halves the
+// refusal ratio SluiceHighRefusalRatio reads nor makes near-limit
+// admissions.
+func TestDecisionAPIPeeksAreNoAdmissions(t *testing.T) {
+	f := newFixture(t, `
+plans:
+  free: {limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]}
+default_plan: free
+anonymous_plan: free
+`+testAdmin)
+	for i, want := range []string{`"allowed":true`, `"allowed":true`, `"allowed":false`} {
+		if _, _, raw := postCheck(t, f, `{"subject":"acme"}`); !strings.Contains(raw, want) {
+			t.Fatalf("check %d: %s, want %s", i+1, raw, want)
+		}
+	}
+	before := scrape(t, f.admin.URL)
+	for range 5 {
+		if st, _, raw := postCheck(t, f, `{"subject":"acme","cost":0}`); st != 200 {
+			t.Fatalf("a peek: %d %s", st, raw)
+		}
+	}
+	after := scrape(t, f.admin.URL)
+	allowed := `sluice_decisions_total{limit="per-minute",policy="free",result="allowed"}`
+	for _, name := range []string{allowed, "sluice_near_limit_total", "sluice_decision_seconds_count"} {
+		if d := after[name] - before[name]; d != 0 {
+			t.Errorf("5 peeks (cost 0) at a client out of quota: %s rose by %v, want 0", name, d)
+		}
 	}
 }

@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
 )
@@ -29,7 +31,10 @@ import (
 // built-in demo upstream when there is none. The upstream gets the client's
 // Host with cfg.PreserveHost, and learns of the client as id judges it
 // (see forward). A request the upstream fails is logged to failures, its
-// path cut to maxLoggedPath bytes. It has connections.write_timeout
+// path cut to maxLoggedPath bytes and the error to maxLoggedLine (it may
+// quote the client's headers); one asking to switch to a protocol whose
+// name is not printable ASCII, which the proxy refuses unsent, is the
+// client's mistake: a 400, not logged. It has connections.write_timeout
 // to start its answer (else 504; counted from the request written to it
 // whole, see answerWait), which may then stream for as long as it
 // moves data (see streamWriter); connections switched to another protocol
@@ -115,7 +120,18 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 				abortAnswer(r) // the client went away
 				return
 			}
-			failures.warn("upstream failed", "upstream", u.Host, "path", cutText(r.URL.Path, maxLoggedPath), "err", err)
+			if invalidUpgrade(r.Header) {
+				// The proxy refused to switch to the protocol the client
+				// named: the request's fault, not the upstream's, which was
+				// not asked.
+				writeJSONProblem(w, http.StatusBadRequest, "Bad Request",
+					"The Upgrade header names a protocol that is not printable ASCII.")
+				return
+			}
+			// err may repeat what the client sent (its Upgrade header, as
+			// the upstream's answer to it quotes it): cut as the path is.
+			failures.warn("upstream failed", "upstream", u.Host, "path", cutText(r.URL.Path, maxLoggedPath),
+				"err", cutText(err.Error(), maxLoggedLine))
 			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 				writeJSONProblem(w, http.StatusGatewayTimeout, "Gateway Timeout",
 					"The upstream service did not answer in time; the request was admitted and counted. Retry later.")
@@ -148,6 +164,23 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 		// The upstream's trailers, which the proxy copied as they came.
 		sw.dropOwn(w.Header(), http.TrailerPrefix)
 	}), transport.CloseIdleConnections, nil
+}
+
+// invalidUpgrade reports whether h asks to switch protocols (Connection
+// lists "upgrade") to an Upgrade value that is not printable ASCII (a tab,
+// a control byte, a byte above 0x7e), which httputil.ReverseProxy refuses
+// to forward.
+func invalidUpgrade(h http.Header) bool {
+	if !httpguts.HeaderValuesContainsToken(h["Connection"], "Upgrade") {
+		return false
+	}
+	v := h.Get("Upgrade")
+	for i := range len(v) {
+		if v[i] < ' ' || v[i] > '~' {
+			return true
+		}
+	}
+	return false
 }
 
 // paramOverride returns the method by which the limits of st judge r, and
