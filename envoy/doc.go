@@ -177,7 +177,11 @@
 //
 // The store's own failure policy (sluice's failover wrappers) decides what
 // happens when it cannot be reached; an error that still reaches the service
-// is answered with gRPC code Unavailable, never as a decision. Malformed
+// is answered with gRPC code Unavailable, never as a decision. A status the
+// policy decided without a store (sluice.Status.Unavailable: a failover's
+// allow or deny) keeps its code but tells no remaining: no limit_remaining,
+// no duration_until_reset but a Unix window's end, and no figure in the
+// RateLimit headers, only the limit (see Outcome.Unavailable). Malformed
 // requests are answered with InvalidArgument and a message saying what is
 // wrong.
 package envoy

@@ -49,11 +49,16 @@ func (p *plan) headers(names *headerNames, d *sluice.Decision, code rlsv3.RateLi
 			p.seen[s.check] = true
 			if limits > 0 {
 				policy = append(policy, ", "...)
-				state = append(state, ", "...)
 			}
 			limits++
 			onePolicy = s.rule.policy
 			policy = append(policy, s.rule.policy...)
+			if p.unavailable(s, d) { // the policy alone: its figures are made up
+				continue
+			}
+			if len(state) > 0 {
+				state = append(state, ", "...)
+			}
 			state = append(state, '"')
 			state = append(state, s.rule.label...)
 			state = append(state, `";r=`...)
@@ -69,18 +74,22 @@ func (p *plan) headers(names *headerNames, d *sluice.Decision, code rlsv3.RateLi
 				onePolicy = string(policy)
 			}
 			parts.addHeader("RateLimit-Policy", onePolicy)
+		}
+		if len(state) > 0 { // else no limit a store decided: no field
 			parts.addHeader("RateLimit", string(state))
 		}
 	case modeDraft6:
-		if i, ok := described(parts.ptrs); ok {
+		if i, ok := p.described(parts.ptrs, d); ok {
 			s, st := p.slots[i], parts.ptrs[i]
 			q, w := int64(st.GetCurrentLimit().GetRequestsPerUnit()), s.rule.unitSeconds
 			if !s.rule.fixed && !s.rule.blocked { // sluice's other algorithms: what their headers state
 				q, w = s.rule.stated.Q, s.rule.stated.W
 			}
 			parts.addHeader(names.limit, strconv.FormatInt(q, 10))
-			parts.addHeader(names.remaining, strconv.FormatUint(uint64(st.GetLimitRemaining()), 10))
-			parts.addHeader(names.reset, strconv.FormatInt(p.draft6Reset(s, d), 10))
+			if !p.unavailable(s, d) { // else the limit alone: its figures are made up
+				parts.addHeader(names.remaining, strconv.FormatUint(uint64(st.GetLimitRemaining()), 10))
+				parts.addHeader(names.reset, strconv.FormatInt(p.draft6Reset(s, d), 10))
+			}
 			pol := strconv.AppendInt(p.policy[:0], q, 10)
 			if w > 0 {
 				pol = append(pol, ";w="...)
@@ -101,22 +110,40 @@ func (p *plan) headers(names *headerNames, d *sluice.Decision, code rlsv3.RateLi
 	return parts.headers
 }
 
-// described returns the index of the status that envoyproxy/ratelimit's
-// RateLimit-* headers describe: the last one OVER_LIMIT, else the one
-// with the least limit_remaining (the first of equals) among those with a
-// current_limit, shadow and quota-mode ones (reported OK) included; false
-// when none has a current_limit.
-func described(statuses []*rlsv3.RateLimitResponse_DescriptorStatus) (int, bool) {
-	found, least := -1, uint32(math.MaxUint32)
+// described returns the index of the status (of p decided as d) that
+// envoyproxy/ratelimit's RateLimit-* headers describe: the last one
+// OVER_LIMIT, else the one with the least limit_remaining (the first of
+// equals) among those with a current_limit, shadow and quota-mode ones
+// (reported OK) included, and among those a store decided when any was
+// (see unavailable); false when none has a current_limit.
+func (p *plan) described(statuses []*rlsv3.RateLimitResponse_DescriptorStatus, d *sluice.Decision) (int, bool) {
+	found, least, over, told := -1, uint32(math.MaxUint32), false, false
 	for i, st := range statuses {
-		if st.GetCurrentLimit() != nil && st.GetLimitRemaining() < least {
-			found, least = i, st.GetLimitRemaining()
-		}
-		if st.GetCode() == rlsv3.RateLimitResponse_OVER_LIMIT {
-			found, least = i, 0
+		t := !p.unavailable(p.slots[i], d)
+		switch {
+		case st.GetCode() == rlsv3.RateLimitResponse_OVER_LIMIT:
+			found, over = i, true
+		case over || st.GetCurrentLimit() == nil:
+		case t && (!told || st.GetLimitRemaining() < least), !t && found < 0:
+			found, least, told = i, st.GetLimitRemaining(), t
 		}
 	}
 	return found, found >= 0
+}
+
+// unavailable reports whether no store decided slot s: the status of its
+// check, or of a give-back's peek, is sluice.Status.Unavailable (a
+// failover's allow or deny while its store cannot be reached), whose
+// remaining and reset are made up. The headers tell no figure of it, only
+// its limit.
+func (p *plan) unavailable(s slot, d *sluice.Decision) bool {
+	switch {
+	case s.check >= 0:
+		return d.Statuses[s.check].Unavailable
+	case s.negative:
+		return s.peek.Unavailable
+	}
+	return false
 }
 
 // draft6Reset is the RateLimit-Reset of slot s: envoyproxy/ratelimit's
@@ -143,10 +170,18 @@ func (s slot) shown() bool { return s.check >= 0 && !s.rule.shadow }
 // one window share a name, whatever their quantity, and identical
 // descriptors of such overrides a check (see bind). Only slots the headers
 // may show compete: a shadow rule named as an enforced one hides nothing.
+// One that a store decided outranks one that no store did (see
+// unavailable), whose figures are made up.
 func (p *plan) outranked(i int, d *sluice.Decision) bool {
 	s := p.slots[i]
 	for j, o := range p.slots {
 		if j == i || !o.shown() || o.rule.label != s.rule.label {
+			continue
+		}
+		if uo, us := p.unavailable(o, d), p.unavailable(s, d); uo != us {
+			if us {
+				return true
+			}
 			continue
 		}
 		ro, rs := p.remaining(o, d), p.remaining(s, d)

@@ -60,7 +60,11 @@ type Outcome struct {
 	// Unavailable reports that no store decided the limit's check: its
 	// sluice.Status was Unavailable (a failover's allow or deny while its
 	// store cannot be reached), so Remaining tells no state and a refusal
-	// ("limited") is the service's capacity, not the limit's.
+	// ("limited") is the service's capacity, not the limit's. The response
+	// then tells no remaining of the limit: its status has no
+	// limit_remaining, and a duration_until_reset only for a fixed window
+	// counted in its Unix window (whose end is the clock's), and the
+	// RateLimit headers state its policy alone.
 	Unavailable bool
 }
 
@@ -122,7 +126,11 @@ func (r *responseParts) addHeader(key, value string) {
 	r.headers = append(r.headers, &r.values[len(r.values)-1])
 }
 
-// response builds the RLS response of p decided as d in parts.
+// response builds the RLS response of p decided as d in parts. A status
+// that no store decided (see Outcome.Unavailable) keeps its code and
+// current_limit, but has no limit_remaining, and a duration_until_reset
+// only where the clock alone tells it: the end of a fixed window counted
+// in its Unix window.
 func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLimitResponse {
 	resp := &parts.resp
 	resp.OverallCode = rlsv3.RateLimitResponse_OK
@@ -145,8 +153,12 @@ func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLim
 			st.LimitRemaining = math.MaxUint32
 		case s.negative && !r.blocked:
 			st.CurrentLimit = r.currentLimit(&parts.limits[i])
-			st.LimitRemaining = uint32(min(s.left, math.MaxUint32))
-			st.DurationUntilReset = setDuration(&parts.durations[i], p.reset(s, &s.peek))
+			if !s.peek.Unavailable {
+				st.LimitRemaining = uint32(min(s.left, math.MaxUint32))
+			}
+			if !s.peek.Unavailable || s.aligned {
+				st.DurationUntilReset = setDuration(&parts.durations[i], p.reset(s, &s.peek))
+			}
 		case r.blocked:
 			hit := p.hit(s, d)
 			st.CurrentLimit = r.currentLimit(&parts.limits[i])
@@ -160,10 +172,10 @@ func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLim
 			c := &d.Statuses[s.check]
 			refused, rem := p.occurrence(s, d, resp.OverallCode == rlsv3.RateLimitResponse_OK)
 			st.CurrentLimit = r.currentLimit(&parts.limits[i])
-			if !refused {
+			if !refused && !c.Unavailable {
 				st.LimitRemaining = uint32(min(rem, math.MaxUint32))
 			}
-			if !refused || !r.quota {
+			if (!refused || !r.quota) && (!c.Unavailable || s.aligned) {
 				st.DurationUntilReset = setDuration(&parts.durations[i], p.reset(s, c))
 			}
 			if refused && !r.shadow {
@@ -232,8 +244,9 @@ func (p *plan) reset(s slot, c *sluice.Status) time.Duration {
 
 // retryAfter is the wait after which every refused enforcing check of p
 // admits the request if nothing else arrives (as d.RetryAfter, with the
-// Unix windows' ends for the fixed windows counted in them); sluice.Never
-// if no wait can.
+// Unix windows' ends for the fixed windows counted in them, but for a
+// refusal no store decided, whose wait is when the store is asked again);
+// sluice.Never if no wait can.
 func (p *plan) retryAfter(d *sluice.Decision) time.Duration {
 	var wait time.Duration
 	for _, s := range p.slots {
@@ -248,7 +261,7 @@ func (p *plan) retryAfter(d *sluice.Decision) time.Duration {
 		case !p.refused(s, d):
 		case c.RetryAfter == sluice.Never:
 			return sluice.Never
-		case s.aligned:
+		case s.aligned && !c.Unavailable:
 			wait = max(wait, windowReset(p.unix, s.rule.unitSeconds))
 		default:
 			wait = max(wait, c.RetryAfter)

@@ -66,13 +66,17 @@ func wentOver(s slot, d *sluice.Decision) bool {
 // 0), or that a requests_per_unit 0 rule blocks, before it spends
 // anything: when such a window went over, or the request is blocked, the
 // request is refused and true is returned with d holding every check
-// decided as a peek, except that a fixed window counted in its Unix window
-// that the request's cost does not fit in is refused (as it would be
-// deciding the request), for settle to spend and mark over; the others
-// spend nothing. Otherwise (and for a request that neither peeks so nor is
-// blocked, without a call) it returns false and leaves p's checks as they
-// were. A peek that finds a window full without an over-limit record makes
-// one more call (see readPastLimit). scratch is working memory.
+// decided as a peek, except that a check whose cost does not fit in what
+// its limit holds is refused, with its wait, as deciding the request would
+// refuse it (see refuseUnfit); settle spends and marks over those of fixed
+// windows counted in their Unix windows, and nothing else is spent.
+// Otherwise (and for a request that neither peeks so nor is blocked,
+// without a call) it returns false and leaves p's checks as they were. A
+// peek that finds a window full without an over-limit record makes one
+// more call (see readPastLimit), and so does a refusal beside which a
+// check of another algorithm (or a fixed window counted in sluice's
+// windows) does not fit its cost (see refuseUnfit). scratch is working
+// memory.
 func (p *plan) peekOver(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision) (bool, error) {
 	if !p.blocked && !slices.ContainsFunc(p.slots, func(s slot) bool { return s.over >= 0 }) {
 		return false, nil
@@ -102,20 +106,105 @@ func (p *plan) peekOver(ctx context.Context, l *sluice.Limiter, d, scratch *slui
 	for i, c := range p.costs {
 		p.checks[i].Cost = c
 	}
-	if refused {
-		for _, s := range p.slots {
-			if s.check < 0 || !s.aligned {
-				continue
-			}
-			if c, st := &p.checks[s.check], &d.Statuses[s.check]; c.Cost > st.Remaining {
-				st.Allowed = false
-				if c.Cost > c.Limit.Burst() {
-					st.RetryAfter = sluice.Never // as a decision refuses a cost above the burst
-				}
-			}
+	if !refused {
+		return false, nil
+	}
+	return true, p.refuseUnfit(ctx, l, d, scratch)
+}
+
+// refuseUnfit completes d, the peek (every cost 0) of a request that
+// peekOver refuses, as deciding the request would: each check whose cost
+// is above what the peek found its limit holds is refused too. A fixed
+// window counted in its Unix window admits the request again when that
+// window ends (see retryAfter), and a cost above a limit's burst never;
+// the wait of any other check depends on its state (a sliding log's
+// entries, a bucket's fraction of a unit), so one more call decides those
+// checks at their costs beside a check that refuses whatever its state:
+// a cost above the burst of the window (or of the block list's record of
+// hits) that refuses the request, so that the call spends nothing. Each of
+// them takes that call's status: refused with the wait for its cost, or,
+// when its limit has room for it by then, allowed with what it holds (as
+// a store reports a check that fits in a refused call). The call carries
+// the refusing window's over-limit record as a peek, which takes it past
+// an over-limit cache to the store; a status that a cache answered
+// without evaluating it (a call refused by a block list, without such a
+// peek) is refused with the time its limit takes to be whole again, which
+// admits any cost up to its burst. The call's error is returned.
+func (p *plan) refuseUnfit(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision) error {
+	p.order = p.order[:0] // the checks whose wait only their state tells
+	for _, s := range p.slots {
+		if s.check < 0 {
+			continue
+		}
+		c, st := &p.checks[s.check], &d.Statuses[s.check]
+		switch {
+		case !st.Allowed || c.Cost <= st.Remaining:
+		case c.Cost > c.Limit.Burst():
+			st.Allowed, st.RetryAfter = false, sluice.Never // as a decision refuses a cost above the burst
+		case s.aligned:
+			st.Allowed = false
+		case !slices.Contains(p.order, s.check):
+			p.order = append(p.order, s.check)
 		}
 	}
-	return refused, nil
+	if len(p.order) == 0 {
+		return nil
+	}
+	refuser, peek := -1, -1
+	for _, s := range p.slots {
+		switch {
+		case s.over < 0 || s.rule.shadow || !p.refused(s, d):
+		case !s.rule.blocked:
+			refuser, peek = s.check, s.over
+		case refuser < 0:
+			refuser = s.over
+		}
+	}
+	if refuser < 0 { // peekOver refuses for such a slot: not reached
+		for _, k := range p.order {
+			refuseWhole(&d.Statuses[k])
+		}
+		return nil
+	}
+	for k := range p.checks {
+		if peek < 0 && k != refuser && p.checks[k].Cost == 0 {
+			peek = k
+		}
+	}
+	refuse := p.checks[refuser]
+	refuse.Cost = refuse.Limit.Burst() + 1
+	for from := 0; from < len(p.order); {
+		to := min(len(p.order), from+sluice.MaxChecks-2)
+		p.batch = p.batch[:0]
+		for _, k := range p.order[from:to] {
+			p.batch = append(p.batch, p.checks[k])
+		}
+		if peek >= 0 {
+			p.batch = append(p.batch, p.checks[peek])
+		}
+		p.batch = append(p.batch, refuse)
+		*scratch = sluice.Decision{Statuses: scratch.Statuses[:0], Violated: scratch.Violated[:0]}
+		if err := l.Allow(ctx, p.batch, scratch); err != nil {
+			return err
+		}
+		for j, k := range p.order[from:to] {
+			st, got := &d.Statuses[k], scratch.Statuses[j]
+			if got.Allowed && got.Remaining < p.checks[k].Cost { // not evaluated
+				refuseWhole(st)
+				continue
+			}
+			*st = got
+		}
+		from = to
+	}
+	return nil
+}
+
+// refuseWhole refuses st, a peek's status of a check whose cost is above
+// what it found the limit holds, until the limit is whole again, when any
+// cost up to its burst fits.
+func refuseWhole(st *sluice.Status) {
+	st.Allowed, st.RetryAfter = false, max(st.ResetAfter, time.Microsecond)
 }
 
 // readPastLimit completes wentOver for the peeks that the peek d (every
