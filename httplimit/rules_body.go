@@ -322,9 +322,11 @@ func mediaType(r *http.Request) string {
 // parameters; "" when it has none. One that does not parse whole is still
 // of its type, as Go's ParseForm reads one whose parameters do not parse
 // and PHP and Rack one followed by anything after a ';', ',' or space: ok
-// is false then, its parameters unknown.
+// is false then, its parameters unknown. Whitespace around it, which an
+// HTTP/2 request may carry to sluice and an HTTP/1.1 upstream's parser
+// drops, is no part of it.
 func mediaTypeParams(r *http.Request) (t string, params map[string]string, ok bool) {
-	ct := r.Header.Get("Content-Type")
+	ct := strings.Trim(r.Header.Get("Content-Type"), " \t")
 	t, params, err := mime.ParseMediaType(ct)
 	if err == nil {
 		return t, params, true
