@@ -346,7 +346,8 @@ func printKeys(w io.Writer, cmd string, body []byte) error {
 		}
 	case "inspect":
 		var st struct {
-			Limits []struct {
+			Subject, Exempt string
+			Limits          []struct {
 				Name, Algorithm, Window string
 				Quantity, Burst         int64
 				Remaining, Used         int64
@@ -355,6 +356,9 @@ func printKeys(w io.Writer, cmd string, body []byte) error {
 		}
 		if err := json.Unmarshal(body, &st); err != nil {
 			return err
+		}
+		if st.Exempt != "" {
+			fmt.Fprintf(tw, "%s is exempt (by %s): no request of it spends these\n", shown(st.Subject), shown(st.Exempt))
 		}
 		fmt.Fprintln(tw, "LIMIT\tALGORITHM\tQUANTITY\tWINDOW\tUSED\tREMAINING\tFULL IN")
 		for _, l := range st.Limits {

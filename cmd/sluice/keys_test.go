@@ -56,6 +56,22 @@ func TestKeysCommand(t *testing.T) {
 	}
 }
 
+// TestKeysCommandSaysAnExemptClientIsExempt: inspect says when the
+// subject's client is exempt, whose states no request spends, and
+// penalize is refused with the exemption named.
+func TestKeysCommandSaysAnExemptClientIsExempt(t *testing.T) {
+	keys, _ := keysAgainst(t, "exempt: {addresses: [127.0.0.0/8]}\npenalty: {refusals: 3, within: 1m, for: 10m}\n")
+	if out, err := keys("inspect", "ip:127.0.0.1"); err != nil || !strings.HasPrefix(out, "ip:127.0.0.1 is exempt (by address): no request of it spends these\n") {
+		t.Errorf("inspect: %v\n%s", err, out)
+	}
+	if _, err := keys("penalize", "ip:127.0.0.1"); err == nil || !strings.Contains(err.Error(), "409 Conflict") || !strings.Contains(err.Error(), "exempt.addresses: 127.0.0.0/8") {
+		t.Errorf("penalize of an exempt client: %v, want the 409 naming the exemption", err)
+	}
+	if out, err := keys("inspect", "ip:10.0.0.1"); err != nil || strings.Contains(out, "exempt") {
+		t.Errorf("inspect of another client: %v\n%s", err, out)
+	}
+}
+
 // TestKeysCommandPenalizes: sluice keys penalize puts a client in the
 // penalty box, inspect shows it, reset -limit penalty takes it out.
 func TestKeysCommandPenalizes(t *testing.T) {
