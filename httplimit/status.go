@@ -108,9 +108,10 @@ func (v *validator) statusReads(o *Options) {
 // "status-reads" whose state is the client's apart from its quota (no
 // limit of a plan or rule may have that ID: Validate refuses one) — in a
 // call of their own before the peek: past it, 429 with Retry-After and a
-// problem body. When no decision can be made (the store failed beyond its
-// own failure policy) it answers 503 with Retry-After: 1 and a problem
-// body.
+// problem body. When no store decided (the store failed, or a failover's
+// allow or deny decided in its place, whose figures are made up) it
+// answers 503 with Retry-After: 1 and a problem body, and states no
+// figure.
 func (m *Middleware) StatusHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, err := m.peek(r)
@@ -172,10 +173,10 @@ func (m *Middleware) peek(r *http.Request) (*Result, error) {
 	}
 	res.penaltyChecks[0] = sluice.Check{Key: res.Identity.storeKey(m.id.prefix), Limit: m.statusReads, Cost: 1}
 	err := m.limiter.Allow(r.Context(), res.penaltyChecks[:], &res.penaltyDecision)
-	if err == nil && !res.penaltyDecision.Allowed && res.penaltyDecision.Statuses[0].Unavailable {
-		// Refused by a store that could not decide (a failover's deny): no
-		// standing can be read, as when the store fails.
-		err = fmt.Errorf("httplimit: reading a standing: %w", sluice.ErrStoreUnavailable)
+	if err == nil && res.penaltyDecision.Statuses[0].Unavailable {
+		// Decided by no store (a failover's allow or deny): the limits'
+		// states cannot be read either, as when the store fails.
+		err = errStandingUndecided
 	}
 	if err != nil {
 		m.Discard(res)
@@ -189,8 +190,23 @@ func (m *Middleware) peek(r *http.Request) (*Result, error) {
 	res.Cost = 0
 	f := requestFacts{r: r, id: &res.Identity, peek: true}
 	m.matchRules(&f, res)
-	return m.decide(r.Context(), res)
+	if res, err = m.decide(r.Context(), res); err != nil || res.Penalized {
+		return res, err
+	}
+	for i := range res.Decision.Statuses {
+		if res.Decision.Statuses[i].Unavailable {
+			// A made-up status (a failover's allow: the whole quota; its
+			// deny: none of it) is no standing.
+			m.Discard(res)
+			return nil, errStandingUndecided
+		}
+	}
+	return res, nil
 }
+
+// errStandingUndecided is peek's error when a store's failure policy, not
+// the store, decided a check: what the client has left is not known.
+var errStandingUndecided = fmt.Errorf("httplimit: reading a standing: the store could not decide: %w", sluice.ErrStoreUnavailable)
 
 // standings returns the figures of res's checks whose headers are shown.
 func (m *Middleware) standings(res *Result) []LimitStanding {
