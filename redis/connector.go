@@ -127,13 +127,11 @@ func plainDial(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (
 // connection. A connection is not handed to a call with less time left than
 // its dial took (HELLO's round trip takes about as long), nor than half
 // of d.Timeout: it is kept for the next call, which has its whole
-// Timeout for HELLO, and the call fails when its ctx ends, with ctx's
-// error: its deadline, not the store, failed it. The connection returned
-// is closed at ctx's deadline, or d.Timeout after it is returned when that
-// comes first, unless Redis has answered on it by then (see heard). An
-// error is the dial's, or a timeout wrapping context.DeadlineExceeded (the
-// dial goes on), or ctx's error, or one wrapping net.ErrClosed once c is
-// closed.
+// Timeout for HELLO. The connection returned is closed at ctx's deadline,
+// or d.Timeout after it is returned when that comes first, unless Redis
+// has answered on it by then (see heard). An error is the dial's, or a timeout wrapping
+// context.DeadlineExceeded (the dial goes on), or ctx's error, or one
+// wrapping net.ErrClosed once c is closed.
 func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (net.Conn, error) {
 	heardBy, bounded := ctx.Deadline()
 	if dl, ok := ctx.Deadline(); d.Timeout > 0 && (!ok || time.Until(dl) > d.Timeout) {
@@ -163,12 +161,9 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 			p := a.parked[n-1]
 			dl, ok := ctx.Deadline()
 			if ok && time.Until(dl) < min(p.took, d.Timeout/2) {
-				c.mu.Unlock()
-				<-ctx.Done() // the deadline that fails the call, not the store
-				c.mu.Lock()
 				leave()
 				return nil, fmt.Errorf("redis: connecting to %s: %w (the connection was made, and is kept for the next call: "+
-					"too little of this call's time was left for its HELLO)", dst, ctx.Err())
+					"too little of this call's time is left for its HELLO)", dst, context.DeadlineExceeded)
 			}
 			a.parked = a.parked[:n-1]
 			leave()
