@@ -41,37 +41,29 @@ func (c exemptCounters) count(_ *http.Request, reason string) {
 
 // exemptionOf returns why every request of subject's client is exempt
 // under cfg, as sluice_exempt_requests_total counts it (httplimit.ExemptKey,
-// ExemptUser, ExemptPlan, ExemptAddress), and the entry of cfg's exempt
+// ExemptUser, ExemptAddress, ExemptPlan), and the entry of cfg's exempt
 // section that makes it so ("exempt.keys: monitoring"); or "", "" when
 // some of its requests may be decided. subject is as mw (built from cfg)
-// returns it from Subject. The clients it covers are those whose identity
-// alone makes them exempt:
+// returns it from Subject; plan, when not empty, names the plan the
+// question is asked of (the key admin API's ?plan=P): requests decided on
+// it. The clients it covers are those whose identity alone makes them
+// exempt:
 //
-//   - a listed API key ("key:<sha256 hex>") named in exempt.keys, or whose
-//     plan is in exempt.plans;
+//   - a listed API key ("key:<sha256 hex>") named in exempt.keys;
 //   - a user ("user:…", "user#…") of exempt.users;
 //   - an address group ("ip:…") inside an exempt.addresses prefix, unless
 //     it holds a trusted proxy's address: a client such a proxy reports as
-//     an unreadable hop is limited as the proxy, never exempt by it.
-//
-// A client whose plan a request chooses (identity.plan_header, a token, a
-// decision API caller's plan) is not covered by its default plan's
-// exemption: requests on another plan are decided.
-func exemptionOf(cfg *config.Config, mw *httplimit.Middleware, subject string) (reason, entry string) {
+//     an unreadable hop is limited as the proxy, never exempt by it;
+//   - any client whose requests are all decided on plans of exempt.plans
+//     (see plansOf): a listed key of such a plan, a user on such a
+//     default plan, an address group on such an anonymous plan, while no
+//     request can choose another plan.
+func exemptionOf(cfg *config.Config, mw *httplimit.Middleware, subject, plan string) (reason, entry string) {
 	kind, rest, _ := strings.Cut(subject, ":")
 	switch {
 	case kind == "key":
-		var sum [sha256.Size]byte
-		if n, err := hex.Decode(sum[:], []byte(rest)); err != nil || n != len(sum) {
-			return "", ""
-		}
-		k, ok := cfg.Keys[sum]
-		switch {
-		case !ok:
-		case slices.Contains(cfg.ExemptKeys, k.Name):
+		if k := listedKey(cfg, rest); k != nil && slices.Contains(cfg.ExemptKeys, k.Name) {
 			return httplimit.ExemptKey, "exempt.keys: " + k.Name
-		case k.Plan != nil && slices.Contains(cfg.ExemptPlans, k.Plan.Name):
-			return httplimit.ExemptPlan, "exempt.plans: " + k.Plan.Name
 		}
 	case kind == "user" || strings.HasPrefix(subject, "user#"):
 		for _, u := range cfg.ExemptUsers {
@@ -80,26 +72,139 @@ func exemptionOf(cfg *config.Config, mw *httplimit.Middleware, subject string) (
 			}
 		}
 	case kind == "ip":
-		group, err := netip.ParsePrefix(rest)
-		if err != nil {
-			a, err := netip.ParseAddr(rest)
-			if err != nil {
-				return "", "" // ip:unknown
-			}
-			group = netip.PrefixFrom(a, a.BitLen())
-		}
-		for _, p := range cfg.Identity.TrustedProxies {
-			if unmappedPrefix(p).Overlaps(group) {
-				return "", ""
-			}
-		}
-		for _, p := range cfg.ExemptAddresses {
-			if q := unmappedPrefix(p); q.Bits() <= group.Bits() && q.Contains(group.Addr()) {
-				return httplimit.ExemptAddress, "exempt.addresses: " + p.String()
-			}
+		if p := exemptAddressOf(cfg, rest); p != "" {
+			return httplimit.ExemptAddress, "exempt.addresses: " + p
 		}
 	}
-	return "", ""
+	plans, anyPlan := plansOf(cfg, subject)
+	if len(plans) == 0 && !anyPlan {
+		return "", "" // no client's subject
+	}
+	if plan != "" {
+		plans, anyPlan = []string{plan}, false
+	}
+	if anyPlan {
+		return "", ""
+	}
+	for _, p := range plans {
+		if !slices.Contains(cfg.ExemptPlans, p) {
+			return "", ""
+		}
+	}
+	return httplimit.ExemptPlan, "exempt.plans: " + strings.Join(plans, ", ")
+}
+
+// plansOf answers which plans the requests of subject's client (as
+// exemptionOf takes it) can be decided on under cfg: the names of those
+// plans, or nil and anyPlan true when some request can choose its plan,
+// so that it may be decided on any. A request chooses its plan
+//
+//   - by the decision API's "plan", whatever its client, when a caller
+//     (or loopback's scopes) holds both the check and override_plan scopes;
+//   - by identity.plan_header, believed from trusted proxies, for every
+//     client but a listed API key: an address group, a user of
+//     identity.user_header or of a token that names no plan, an unlisted
+//     key under identity.unknown_keys: key;
+//   - by a token's plan claim (identity.jwt's plan_claim), for the users
+//     of that issuer's tokens.
+//
+// Otherwise a listed key is decided on its plan; a user on the default
+// plan and on the plan of each issuer (identity.jwt's plan) whose tokens
+// can name it; an address group on the anonymous plan; an unlisted key
+// and a decision API client ("ext:…") on the default plan. Any other
+// subject (a rule's key, the global one) is no client's: nil, false.
+func plansOf(cfg *config.Config, subject string) (plans []string, anyPlan bool) {
+	if overridesPlan(cfg.Admin.LoopbackScopes) || slices.ContainsFunc(cfg.Admin.Callers, func(c config.Caller) bool { return overridesPlan(c.Scopes) }) {
+		return nil, true
+	}
+	id, pol := &cfg.Identity, cfg.Policy
+	planHeader := id.PlanHeader != "" && (len(id.TrustedProxies) > 0 || id.TrustUnixPeers)
+	kind, rest, _ := strings.Cut(subject, ":")
+	switch {
+	case kind == "key":
+		if k := listedKey(cfg, rest); k != nil {
+			if k.Plan == nil {
+				return nil, false
+			}
+			return []string{k.Plan.Name}, false
+		}
+		if planHeader && id.UnknownKeys == "key" {
+			return nil, true
+		}
+		return []string{pol.DefaultPlan}, false
+	case kind == "user" || strings.HasPrefix(subject, "user#"):
+		plans, headed := []string{pol.DefaultPlan}, id.UserHeader != ""
+		for _, j := range id.JWT {
+			// A token's user is the issuer's prefix and the token's
+			// subject: "user:<id>" names no user of an issuer whose
+			// prefix <id> lacks; a hashed id may be anyone's.
+			switch {
+			case kind == "user" && !strings.HasPrefix(rest, j.SubjectPrefix):
+			case j.PlanClaim != "":
+				return nil, true
+			case j.Plan != "":
+				if !slices.Contains(plans, j.Plan) {
+					plans = append(plans, j.Plan)
+				}
+			default:
+				headed = true // a token that names no plan
+			}
+		}
+		if planHeader && headed {
+			return nil, true
+		}
+		return plans, false
+	case kind == "ip":
+		if planHeader {
+			return nil, true
+		}
+		return []string{pol.AnonymousPlan}, false
+	case kind == "ext":
+		return []string{pol.DefaultPlan}, false
+	}
+	return nil, false
+}
+
+// overridesPlan reports whether a caller of scopes can send the decision
+// API a "plan": it needs both check and override_plan.
+func overridesPlan(scopes config.Scopes) bool {
+	return scopes.Has(config.ScopeCheck | config.ScopeOverridePlan)
+}
+
+// listedKey returns the key of cfg whose SHA-256 is sum, 64 hex digits,
+// or nil when none is listed.
+func listedKey(cfg *config.Config, sum string) *config.Key {
+	var h [sha256.Size]byte
+	if n, err := hex.Decode(h[:], []byte(sum)); err != nil || n != len(h) {
+		return nil
+	}
+	return cfg.Keys[h]
+}
+
+// exemptAddressOf returns the exempt.addresses prefix, as written, that
+// holds the address group group ("192.0.2.0/24", an address, or
+// "unknown"), or "" when none does or the group holds a trusted proxy's
+// address.
+func exemptAddressOf(cfg *config.Config, group string) string {
+	g, err := netip.ParsePrefix(group)
+	if err != nil {
+		a, err := netip.ParseAddr(group)
+		if err != nil {
+			return "" // ip:unknown
+		}
+		g = netip.PrefixFrom(a, a.BitLen())
+	}
+	for _, p := range cfg.Identity.TrustedProxies {
+		if unmappedPrefix(p).Overlaps(g) {
+			return ""
+		}
+	}
+	for _, p := range cfg.ExemptAddresses {
+		if q := unmappedPrefix(p); q.Bits() <= g.Bits() && q.Contains(g.Addr()) {
+			return p.String()
+		}
+	}
+	return ""
 }
 
 // unmappedPrefix returns p with its host bits zero, an IPv4-mapped prefix

@@ -40,8 +40,9 @@ import (
 type keyState struct {
 	Subject string `json:"subject"`
 	// Exempt is why every request of the subject's client is exempt (key,
-	// user, plan, address: see exemptionOf), empty when its requests are
-	// decided. An exempt client's states are never spent nor checked.
+	// user, plan, address: see exemptionOf), of those decided on plan P
+	// with ?plan=P, empty when its requests are decided. An exempt
+	// client's states are never spent nor checked.
 	Exempt string       `json:"exempt,omitempty"`
 	Limits []limitState `json:"limits"`
 }
@@ -104,7 +105,7 @@ func (s *Server) handleKeyInspect(w http.ResponseWriter, r *http.Request, _ call
 		s.keysError(w, err)
 		return
 	}
-	exempt, _ := exemptionOf(st.cfg, mw, subject)
+	exempt, _ := exemptionOf(st.cfg, mw, subject, q["plan"])
 	out := keyState{Subject: subject, Exempt: exempt, Limits: make([]limitState, len(states))}
 	for i, st := range states {
 		out.Limits[i] = limitState{LimitState: st, ResetAfterMs: ceilMs(st.ResetAfter)}
@@ -198,7 +199,7 @@ func (s *Server) handleKeyPenalize(w http.ResponseWriter, r *http.Request, c cal
 		s.keysError(w, err)
 		return
 	}
-	if reason, entry := exemptionOf(st.cfg, mw, subject); reason != "" {
+	if reason, entry := exemptionOf(st.cfg, mw, subject, ""); reason != "" {
 		writeExemptProblem(w, reason, subject+" is exempt ("+entry+"): its requests are never limited, so the penalty box would hold none of them. "+
 			"Take it out of the exemption (and reload) to box it.")
 		return
