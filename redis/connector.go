@@ -127,7 +127,10 @@ func plainDial(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (
 // connection. A connection is not handed to a call with less time left than
 // its dial took (HELLO's round trip takes about as long), nor than half
 // of d.Timeout: it is kept for the next call, which has its whole
-// Timeout for HELLO. The connection returned is closed at ctx's deadline,
+// Timeout for HELLO, and the call fails at once (rueidis hands one dial's
+// outcome to every call that needs the connection meanwhile, so a call
+// that waited here would fail the others with its deadline). The
+// connection returned is closed at ctx's deadline,
 // or d.Timeout after it is returned when that comes first, unless Redis
 // has answered on it by then (see heard). An error is the dial's, or a timeout wrapping
 // context.DeadlineExceeded (the dial goes on), or ctx's error, or one
