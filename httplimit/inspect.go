@@ -193,10 +193,11 @@ func (ru *rule) keyKinds() string {
 //   - a user's value is its id, after "user:" or alone; an address's is
 //     the address or a group of the attribute's prefixes, after "ip:" or
 //     alone: its group;
-//   - any other is the value a request sends (see rawRuleValue), kept as
-//     it is when it is at most 64 characters of A-Z a-z 0-9 . _ - @ (in
-//     lower case for a host, a path, a form or a JSON value), else hashed
-//     (see appendKeyValue).
+//   - any other is the value a request sends (see rawRuleValue; a
+//     cookie's with its escapes decoded, "~" when upstreams decode them
+//     differently), kept as it is when it is at most 64 characters of
+//     A-Z a-z 0-9 . _ - @ (in lower case for a host, a path, a form or a
+//     JSON value), else hashed (see appendKeyValue).
 //
 // An empty value, and one that no request's value is kept as, is an error.
 func (m *Middleware) ruleValue(ru *rule, kp *keyPart, v string) (string, error) {
@@ -235,9 +236,12 @@ func (m *Middleware) ruleValue(ru *rule, kp *keyPart, v string) (string, error) 
 	if kp.kind == KeyClient || kp.kind == KeyAPIKey || kp.kind == KeyUser || kp.kind == KeyIP {
 		return "", fmt.Errorf("%q names no client", v)
 	}
-	raw := rawRuleValue(kp, v)
-	if raw == "" {
-		return "", fmt.Errorf("%q is empty once trimmed as a request's value is", v)
+	raw, ambiguous := rawRuleValue(kp, v)
+	switch {
+	case ambiguous:
+		return ambiguousValue, nil
+	case raw == "":
+		return "", fmt.Errorf("%q is empty once read as a request's value is", v)
 	}
 	return string(appendKeyValue(nil, raw, kp.lower())), nil
 }
@@ -282,26 +286,37 @@ func (kp *keyPart) ipValue(s string) (string, error) {
 
 // rawRuleValue returns v, a value of kp as a request sends it, as
 // appendPart reads it: without the whitespace around it (see trimValue)
-// for a header, query, cookie, form or JSON value; a host without its
-// port and trailing dots (see hostOnly, hostValue); a path without its
-// parameters and trailing slash (see withoutParams, unslashed).
-func rawRuleValue(kp *keyPart, v string) string {
+// for a header, query, cookie, form or JSON value; a cookie's also
+// without the quotes around it and with its escapes decoded (see
+// cookieValue, cookieDecoded), so that s%3Aabc, as a browser shows the
+// cookie, names the count of s:abc, and ambiguous reports a value whose
+// escapes upstreams decode differently, counted as ambiguousValue; a
+// host without its port and trailing dots (see hostOnly, hostValue); a
+// path without its parameters and trailing slash (see withoutParams,
+// unslashed).
+func rawRuleValue(kp *keyPart, v string) (raw string, ambiguous bool) {
 	switch {
+	case kp.kind == KeyCookie:
+		v = trimValue(v)
+		if len(v) > 1 && v[0] == '"' && v[len(v)-1] == '"' {
+			v = trimValue(v[1 : len(v)-1])
+		}
+		return cookieDecoded(v)
 	case kp.trimmed():
-		return trimValue(v)
+		return trimValue(v), false
 	case kp.kind == KeyHost:
 		if _, err := netip.ParseAddr(v); err != nil {
 			v = hostOnly(v)
 		}
-		return hostValue(v)
+		return hostValue(v), false
 	case kp.kind == KeyURLPath:
 		p := withoutParams(v)
 		if u, ok := unslashed(p); ok {
 			p = u
 		}
-		return p
+		return p, false
 	}
-	return v
+	return v, false
 }
 
 // trimmed reports whether kp's values are read without the whitespace

@@ -275,7 +275,9 @@ func plansInclude(plans []string, plan string) bool {
 }
 
 // HeaderMatch is one header a Rule requires: Name present (with any value,
-// even empty) when Value is "", else one of its values equal to Value.
+// even empty) when Value is "", else one of its values equal to Value, case
+// and all, but for the whitespace around either (see trimValue); a Value of
+// whitespace alone is refused.
 type HeaderMatch struct {
 	Name  string
 	Value string

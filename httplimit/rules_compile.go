@@ -105,11 +105,14 @@ func compileHosts(hosts []string) []string {
 	return out
 }
 
-// canonicalHeaders returns hs with their names in canonical form.
+// canonicalHeaders returns hs with their names in canonical form and
+// their values without the whitespace around them (see trimValue), as
+// headerMatches compares a request's: a Value of "1 " or " 1\n" (a YAML
+// block scalar's) is 1, not a value no request is read as.
 func canonicalHeaders(hs []HeaderMatch) []HeaderMatch {
 	var out []HeaderMatch
 	for _, h := range hs {
-		out = append(out, HeaderMatch{Name: http.CanonicalHeaderKey(h.Name), Value: h.Value})
+		out = append(out, HeaderMatch{Name: http.CanonicalHeaderKey(h.Name), Value: trimValue(h.Value)})
 	}
 	return out
 }

@@ -144,11 +144,11 @@ func cookieValue(h http.Header, name string) (first string, ambiguous bool) {
 // cookie's value read it, without the whitespace around it (see
 // trimValue): Express (the cookie package: decodeURIComponent; v as it is
 // when that fails), Rack (Utils.unescape; v as it is when an escape does
-// not decode) and PHP ($_COOKIE: urldecode; an escape that does not
+// not decode) and PHP ($_COOKIE: rawurldecode; an escape that does not
 // decode kept as it is). So "abc", "%61bc" and "a%62%63" are one value,
 // which Go and Django, reading v as sent, take for another: counted with
 // it, not apart. A value without a '%' is v as it is; a '+' is kept, as
-// Express keeps it (PHP and Rack read a space, in a value without escapes
+// Express and PHP keep it (Rack reads a space, in a value without escapes
 // too). A value is ambiguous when they decode its escapes differently:
 // some escape does not decode and another does (PHP decodes that one,
 // Express and Rack neither), or the bytes of a run of escapes are no

@@ -99,6 +99,11 @@ func (v *validator) ruleMatch(field string, mt *Match) (paths []pathPattern, ok 
 		if !validToken(h.Name) {
 			v.errorf(fmt.Sprintf("%s.Headers[%d].Name", field, j), "%q is not a header name", h.Name)
 		}
+		// A value is compared without the whitespace around it, so one
+		// of whitespace alone would be "": the header with any value.
+		if h.Value != "" && trimValue(h.Value) == "" {
+			v.errorf(fmt.Sprintf("%s.Headers[%d].Value", field, j), "%q is whitespace alone, and a value is compared without the whitespace around it: give the value to match, or leave it out to match the header with any value", h.Value)
+		}
 	}
 	return paths, len(paths) == len(mt.Paths)
 }
