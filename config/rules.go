@@ -225,7 +225,15 @@ func (d *decoder) matchFields(raw *rawConfig, r *httplimit.Rule, methods, paths,
 						h.Name = d.Str(n, p)
 						d.seenHeader(n, p, h.Name)
 					},
-					"value": func(n *yaml.Node, p string) { h.Value = d.Str(n, p) },
+					"value": func(n *yaml.Node, p string) {
+						// Matched but for the whitespace around it (a block
+						// scalar's newline); whitespace alone is left for
+						// httplimit to refuse, never read as "present".
+						h.Value = d.Str(n, p)
+						if v := strings.TrimSpace(h.Value); v != "" {
+							h.Value = v
+						}
+					},
 				})
 				*headers = append(*headers, h)
 				raw.at(fmt.Sprintf("%s.Headers[%d].Name", at, j), e, p)
