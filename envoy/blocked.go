@@ -20,19 +20,19 @@ import (
 // the suffix of its key, for the Unix second unix: a fixed window of 1 per
 // r's unit, named r's label, counted in the Unix window of unix (for a
 // week, month or year, as calendarAt counts one) or, when no sluice window
-// holds that, in sluice's own windows. Its state ID, r's, is that of the
-// over-limit record of a fixed window of r's unit on the same key, as
-// envoyproxy/ratelimit counts a block list's hits in the counter that a
-// limit of that unit counts in.
+// holds that, in sluice's own windows. Its state ID, r.overID, is that of
+// the over-limit record of a fixed window of r's unit on the same key (see
+// recordID), as envoyproxy/ratelimit counts a block list's hits in the
+// counter that a limit of that unit counts in.
 func (r *rule) blockedRecord(unix int64) (sluice.Limit, string) {
 	u := r.unitSeconds
-	l := sluice.FixedWindow(1, time.Duration(u)*time.Second).Named(r.label).WithID(r.id).WithShadow(r.shadow)
+	l := sluice.FixedWindow(1, time.Duration(u)*time.Second).Named(r.label).WithID(r.overID).WithShadow(r.shadow)
 	if u <= 0 || epochUnix()%u == 0 {
 		return l, ""
 	}
 	n := floorDiv(unix, u)
 	if length, ok := alignedLength(n*u, u); ok {
-		if cl := sluice.FixedWindow(1, length).Named(r.label).WithID(r.id).WithShadow(r.shadow); cl.Err() == nil {
+		if cl := sluice.FixedWindow(1, length).Named(r.label).WithID(r.overID).WithShadow(r.shadow); cl.Err() == nil {
 			return cl, ":w" + strconv.FormatInt(n, 10)
 		}
 	}

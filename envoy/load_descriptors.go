@@ -221,7 +221,7 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow, quot
 	}
 	r.unit = pbUnit
 	r.unitSeconds = int64(unit / time.Second)
-	r.id = stateID(sluice.AlgorithmFixedWindow, r.unitSeconds) // a block list's record is a fixed window's
+	r.overID = recordID(stateID(sluice.AlgorithmFixedWindow, r.unitSeconds)) // a block list's record is a fixed window's
 	r.requestsPerUnit = uint32(rl.requestsPerUnit)
 	if rl.requestsPerUnit == 0 && rl.rpuNode != nil {
 		r.blocked = true

@@ -43,18 +43,19 @@ import (
 type give struct {
 	check   sluice.Check // a peek at the limit
 	aligned bool         // a fixed window counted in its Unix window, whose over-limit record is read
+	overID  string       // the state ID of that record (see recordID)
 }
 
 // addGive appends the limit l of key to p.gives, or finds the one of the
 // same state (sluice.Limit.ID), an identical descriptor's, and returns its
-// index.
-func (p *plan) addGive(key string, l sluice.Limit, aligned bool) int {
+// index; overID is the state ID of the limit's over-limit record.
+func (p *plan) addGive(key string, l sluice.Limit, overID string, aligned bool) int {
 	for j := range p.gives {
 		if c := &p.gives[j].check; c.Key == key && c.Limit.ID() == l.ID() {
 			return j
 		}
 	}
-	p.gives = append(p.gives, give{check: sluice.Check{Key: key, Limit: l}, aligned: aligned})
+	p.gives = append(p.gives, give{check: sluice.Check{Key: key, Limit: l}, aligned: aligned, overID: overID})
 	return len(p.gives) - 1
 }
 
@@ -70,7 +71,7 @@ func (p *plan) peekGives(ctx context.Context, l *sluice.Limiter, scratch *sluice
 			g := &p.gives[to]
 			p.batch = append(p.batch, g.check)
 			if g.aligned {
-				p.batch = append(p.batch, sluice.Check{Key: g.check.Key + overKey, Limit: overLimit(g.check.Limit)})
+				p.batch = append(p.batch, sluice.Check{Key: g.check.Key + overKey, Limit: overLimit(g.check.Limit, g.overID)})
 			}
 		}
 		*scratch = sluice.Decision{Statuses: scratch.Statuses[:0], Violated: scratch.Violated[:0]}

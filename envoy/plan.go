@@ -217,7 +217,7 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 		key, s.subject = storeKey(domain, d.GetEntries(), s.shared, suffix)
 		s.cost, s.limit = cost, l
 		if s.negative {
-			s.give = p.addGive(key, l, s.aligned)
+			s.give = p.addGive(key, l, s.rule.overID, s.aligned)
 			continue
 		}
 		if s.check, err = p.add(key, l, cost); err != nil {
@@ -229,7 +229,7 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 			}
 		}
 		if s.aligned && cost == 0 {
-			s.over, _ = p.add(key+overKey, overLimit(l), 0)
+			s.over, _ = p.add(key+overKey, overLimit(l, s.rule.overID), 0)
 		}
 	}
 	p.bind()
@@ -368,6 +368,7 @@ func overrideRule(o *ratelimitv3.RateLimitDescriptor_RateLimitOverride) (*rule, 
 	if r.requestsPerUnit == 0 {
 		r.blocked = true
 		r.label = "override-" + sluice.FixedWindow(1, window).Name()
+		r.overID = recordID(r.label)
 		r.unitSeconds = int64(window / time.Second)
 		return r, nil
 	}

@@ -187,10 +187,14 @@ type rule struct {
 	// label names the limit in statuses, headers and observers: name, or one
 	// derived from the node's path. It is limit.Name() for enforced rules.
 	label string
-	// id is the identity of the state of the rule's limit and of its
-	// records (see sluice.Limit.WithID): stateID for a rule of the rules
-	// files, "" (the label) for a limit override.
-	id        string
+	// id is the identity of the state of the rule's limit (see
+	// sluice.Limit.WithID): stateID for a rule of the rules files, "" (the
+	// label) for a limit override.
+	id string
+	// overID is the identity of the state of the rule's records: the
+	// over-limit records of its fixed windows and a blocked rule's record
+	// of hits (see recordID).
+	overID    string
 	limit     sluice.Limit // valid unless unlimited or blocked
 	unlimited bool
 	blocked   bool // requests_per_unit 0: every request is over the limit
@@ -239,6 +243,16 @@ func stateID(alg sluice.Algorithm, unitSeconds int64) string {
 	return "rule." + alg.String() + "." + strconv.FormatInt(unitSeconds, 10) + "s"
 }
 
+// recordID returns the state ID of the records (see settle.go and
+// blocked.go) of a fixed window whose state ID is id, or of a blocked
+// rule that would count in such a window: id and ".over". It is no limit's
+// own, so a store that judges a limit's states by the parameters it meets
+// under its ID (the memory store's eviction) judges no client's count
+// against a record's one unit. No limit's ID ends so: a rule's state ID
+// ends in its unit's seconds and "s", an override's name is "override-"
+// and a window's name.
+func recordID(id string) string { return id + ".over" }
+
 // currentLimit sets cl (zero) to the rule's limit as configured and returns
 // it; nil for an unlimited rule.
 func (r *rule) currentLimit(cl *rlsv3.RateLimitResponse_RateLimit) *rlsv3.RateLimitResponse_RateLimit {
@@ -255,6 +269,7 @@ func (r *rule) currentLimit(cl *rlsv3.RateLimitResponse_RateLimit) *rlsv3.RateLi
 // finish fills the derived fields of an enforced rule from its limit.
 func (r *rule) finish() *rule {
 	r.label = r.limit.Name()
+	r.overID = recordID(r.limit.ID())
 	r.shadow = r.limit.Shadow()
 	r.unitSeconds = int64(r.limit.Window() / time.Second)
 	r.fixed = r.limit.Algorithm() == sluice.AlgorithmFixedWindow

@@ -18,8 +18,9 @@ import (
 //
 // sluice never counts past a limit, so a refused fixed window (a shadow
 // one too) is marked over instead: it spends what is left of it, and a
-// check of one unit per window under the key "<key>:over" records that it
-// went over, which a later peek at the window reads. Only refused checks
+// check of one unit per window under the key "<key>:over", and a state ID
+// of its own (see recordID), records that it went over, which a later peek
+// at the window reads. Only refused checks
 // spend; the others of the request spend nothing (the all-or-nothing
 // rule). An error of these calls leaves the state as it is: the answer of
 // the request is already decided.
@@ -34,9 +35,10 @@ const exhaustTries = 3
 const overKey = ":over"
 
 // overLimit returns the limit of l's over-limit record: one unit per
-// window of l, named as l, with l's state ID.
-func overLimit(l sluice.Limit) sluice.Limit {
-	return sluice.FixedWindow(1, l.Window()).Named(l.Name()).WithID(l.ID()).WithShadow(l.Shadow())
+// window of l, named as l, with state ID id, the rule's record ID (see
+// recordID), which no limit of the rules has.
+func overLimit(l sluice.Limit, id string) sluice.Limit {
+	return sluice.FixedWindow(1, l.Window()).Named(l.Name()).WithID(id).WithShadow(l.Shadow())
 }
 
 // refused reports whether slot s (which has a check) is over its limit:
@@ -109,7 +111,8 @@ func (p *plan) peekOver(ctx context.Context, l *sluice.Limiter, d, scratch *slui
 	if !refused {
 		return false, nil
 	}
-	return true, p.refuseUnfit(ctx, l, d, scratch)
+	p.refuseUnfit(ctx, l, d, scratch)
+	return true, nil
 }
 
 // refuseUnfit completes d, the peek (every cost 0) of a request that
@@ -123,14 +126,18 @@ func (p *plan) peekOver(ctx context.Context, l *sluice.Limiter, d, scratch *slui
 // a cost above the burst of the window (or of the block list's record of
 // hits) that refuses the request, so that the call spends nothing. Each of
 // them takes that call's status: refused with the wait for its cost, or,
-// when its limit has room for it by then, allowed with what it holds (as
-// a store reports a check that fits in a refused call). The call carries
-// the refusing window's over-limit record as a peek, which takes it past
-// an over-limit cache to the store; a status that a cache answered
-// without evaluating it (a call refused by a block list, without such a
+// when its limit admits it, allowed with what it holds (as a store reports
+// a check that fits in a refused call; a leaky-bucket queue admits a cost
+// that does not fit at once with a delay, holding nothing). The call
+// carries the refusing window's over-limit record as a peek, which takes
+// it past an over-limit cache to the store; a status that a cache answered
+// without evaluating it (allowed with nothing remaining and nothing to
+// reset, see evaluate: a call refused by a block list, without such a
 // peek) is refused with the time its limit takes to be whole again, which
-// admits any cost up to its burst. The call's error is returned.
-func (p *plan) refuseUnfit(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision) error {
+// admits any cost up to its burst. So is every such check when the call
+// fails: the request is refused all the same, as peekOver decided, and
+// the error is dropped, as settle drops those of its calls.
+func (p *plan) refuseUnfit(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision) {
 	p.order = p.order[:0] // the checks whose wait only their state tells
 	for _, s := range p.slots {
 		if s.check < 0 {
@@ -148,7 +155,7 @@ func (p *plan) refuseUnfit(ctx context.Context, l *sluice.Limiter, d, scratch *s
 		}
 	}
 	if len(p.order) == 0 {
-		return nil
+		return
 	}
 	refuser, peek := -1, -1
 	for _, s := range p.slots {
@@ -164,7 +171,7 @@ func (p *plan) refuseUnfit(ctx context.Context, l *sluice.Limiter, d, scratch *s
 		for _, k := range p.order {
 			refuseWhole(&d.Statuses[k])
 		}
-		return nil
+		return
 	}
 	for k := range p.checks {
 		if peek < 0 && k != refuser && p.checks[k].Cost == 0 {
@@ -184,12 +191,15 @@ func (p *plan) refuseUnfit(ctx context.Context, l *sluice.Limiter, d, scratch *s
 		}
 		p.batch = append(p.batch, refuse)
 		*scratch = sluice.Decision{Statuses: scratch.Statuses[:0], Violated: scratch.Violated[:0]}
-		if err := l.Allow(ctx, p.batch, scratch); err != nil {
-			return err
+		if l.Allow(ctx, p.batch, scratch) != nil {
+			for _, k := range p.order[from:] {
+				refuseWhole(&d.Statuses[k])
+			}
+			return
 		}
 		for j, k := range p.order[from:to] {
 			st, got := &d.Statuses[k], scratch.Statuses[j]
-			if got.Allowed && got.Remaining < p.checks[k].Cost { // not evaluated
+			if got.Allowed && got.Remaining == 0 && got.ResetAfter == 0 { // not evaluated
 				refuseWhole(st)
 				continue
 			}
@@ -197,7 +207,6 @@ func (p *plan) refuseUnfit(ctx context.Context, l *sluice.Limiter, d, scratch *s
 		}
 		from = to
 	}
-	return nil
 }
 
 // refuseWhole refuses st, a peek's status of a check whose cost is above
@@ -329,7 +338,7 @@ func (p *plan) settle(ctx context.Context, l *sluice.Limiter, now time.Time, d, 
 			st.Remaining == 0 && p.marked(marked, s.check, st, now) {
 			continue
 		}
-		c := [1]sluice.Check{{Key: p.checks[s.check].Key + overKey, Limit: overLimit(p.checks[s.check].Limit), Cost: 1}}
+		c := [1]sluice.Check{{Key: p.checks[s.check].Key + overKey, Limit: overLimit(p.checks[s.check].Limit, s.rule.overID), Cost: 1}}
 		if !p.allow(ctx, l, c[:], scratch) {
 			continue
 		}

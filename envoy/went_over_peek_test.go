@@ -114,3 +114,128 @@ descriptors:
 		}
 	}
 }
+
+// A leaky-bucket queue (max_wait) admits a request that does not fit at
+// once with a delay. Beside a fixed window that went over, the queue is
+// decided at the request's cost, and a queue that would admit the request
+// is OK, as when the same request is decided (the window full, hits 1):
+// Retry-After is the window's end, 1 s, not the 60 s the queue takes to
+// drain.
+func TestAQueueBesideAWindowThatWentOverAdmitsTheRequest(t *testing.T) {
+	h := serve(t, `domain: d
+descriptors:
+  - key: q
+    rate_limit: {name: queue, unit: minute, requests_per_unit: 1, algorithm: leaky-bucket, burst: 1, max_wait: 10m}
+  - key: c
+    rate_limit: {name: per-second, unit: second, requests_per_unit: 1}
+`, envoy.Options{Headers: httplimit.ModeIETF})
+	h.expect(h.ask(request("d", 0, desc("q", "v"))), ok) // the queue's burst: the next one waits its turn
+	h.expect(h.ask(request("d", 0, desc("c", "v"))), ok) // the window is full
+
+	for _, step := range []struct {
+		name string
+		hits uint64
+	}{{"decided", 1}, {"a peek at the window that went over", 0}} {
+		resp := h.ask(request("d", 0, withHits(desc("c", "v"), step.hits), withHits(desc("q", "v"), 1)))
+		if resp.OverallCode != over || resp.Statuses[1].Code != ok {
+			t.Errorf("%s: %v, the queue %v (%+v); want OVER_LIMIT, the queue OK", step.name, resp.OverallCode,
+				resp.Statuses[1].Code, statusOf(resp.Statuses[1]))
+		}
+		if got := retryAfterOf(resp); got != "1" {
+			t.Errorf("%s: Retry-After %q, want 1 (the window's end; the queue admits then)\n%s", step.name, got,
+				headerText(resp.ResponseHeadersToAdd))
+		}
+	}
+}
+
+// A limit that an over-limit cache did not ask the store about, in the
+// call that reads the waits beside a block list's refusal (the cache
+// refused it for another limit it remembers refusing), is refused until
+// it is whole again: its wait for the cost is unknown, and that one is
+// enough.
+func TestAWentOverRefusalRefusesALimitTheCacheDidNotAsk(t *testing.T) {
+	rules, err := envoy.LoadRules("rules.yaml", []byte(`domain: d
+descriptors:
+  - key: a
+    rate_limit: {name: log-a, unit: minute, requests_per_unit: 1, algorithm: sliding-log}
+  - key: b
+    rate_limit: {name: log-b, unit: minute, requests_per_unit: 1, algorithm: sliding-log}
+  - key: blk
+    rate_limit: {unit: minute, requests_per_unit: 0}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{}
+	clock.us.Store(sluice.MicrosSinceEpoch(start))
+	mem := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+	t.Cleanup(func() { mem.Close() })
+	cache := overlimit.New(mem, overlimit.Options{Clock: clock.Now})
+	svc, err := envoy.NewService(sluice.NewLimiter(cache), rules, envoy.Options{Clock: clock.Now, Headers: httplimit.ModeIETF})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, clock: clock, svc: svc, client: dial(t, svc)}
+	h.expect(h.ask(request("d", 0, desc("a", "v"))), ok)
+	h.expect(h.ask(request("d", 0, desc("b", "v"))), ok)
+	clock.Advance(30 * time.Second)
+	h.expect(h.ask(request("d", 0, desc("blk", "v"), desc("a", "v"))), over) // the cache remembers a's refusal
+
+	resp := h.ask(request("d", 0, desc("blk", "v"), desc("a", "v"), desc("b", "v")))
+	h.expect(resp, over, status{over, ":0/MINUTE", 0, 30 * time.Second},
+		status{over, "log-a:1/MINUTE", 0, 30 * time.Second}, status{over, "log-b:1/MINUTE", 0, 30 * time.Second})
+	if got := retryAfterOf(resp); got != "" {
+		t.Errorf("Retry-After %q, want none: no wait helps a block list hit", got)
+	}
+}
+
+// A request that a fixed window that went over (or a block list) refuses
+// is refused by that even when the call that reads the waits of its other
+// limits fails: those are refused until they are whole again. An error
+// would be answered UNAVAILABLE, which Envoy's filter (failure_mode_deny
+// false, its default) lets through.
+func TestAWentOverRefusalStandsWhenTheCallForOtherWaitsFails(t *testing.T) {
+	rules, err := envoy.LoadRules("rules.yaml", []byte(`domain: d
+descriptors:
+  - key: a
+    rate_limit: {name: log, unit: minute, requests_per_unit: 1, algorithm: sliding-log}
+  - key: c
+    rate_limit: {name: per-second, unit: second, requests_per_unit: 1}
+  - key: blk
+    rate_limit: {unit: minute, requests_per_unit: 0}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{}
+	clock.us.Store(sluice.MicrosSinceEpoch(start))
+	mem := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+	t.Cleanup(func() { mem.Close() })
+	store := &failingCall{Store: mem}
+	svc, err := envoy.NewService(sluice.NewLimiter(store), rules, envoy.Options{Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, clock: clock, svc: svc, client: dial(t, svc)}
+	h.expect(h.ask(request("d", 0, desc("a", "v"))), ok) // the log is spent for a minute
+	h.expect(h.ask(request("d", 0, desc("c", "v"))), ok)
+	h.expect(h.ask(request("d", 0, desc("c", "v"))), over) // the window went over
+
+	for _, step := range []struct {
+		name string
+		req  *rlsv3.RateLimitRequest
+		want status
+	}{
+		{"a peek at a window that went over", request("d", 0, withHits(desc("c", "v"), 0), withHits(desc("a", "v"), 1)),
+			status{over, "per-second:1/SECOND", 0, time.Second}},
+		{"a block list hit", request("d", 0, desc("blk", "v"), withHits(desc("a", "v"), 1)),
+			status{over, ":0/MINUTE", 0, time.Minute}},
+	} {
+		store.calls.Store(0)
+		store.fail.Store(2) // the peek is the first call, the one for the log's wait the second
+		h.expect(h.ask(step.req), over, step.want, status{over, "log:1/MINUTE", 0, time.Minute})
+		if n := store.calls.Load(); n < 2 {
+			t.Errorf("%s: %d calls, want the second to have failed", step.name, n)
+		}
+	}
+}
