@@ -114,29 +114,41 @@
 // is. When several may have, the strictest counts (a window's count of 10
 // refuses if any of them allows only 10); when none may have, the state
 // counts as refusing until it expires. A parameter set met beyond those
-// bounds is not kept, and may have written any state of its name that the
-// kept ones can (a window ends when it ends whatever its quantity; a
-// bucket's debt is a time every rate reads alike): once a name meets one,
-// its states also count as the strictest of the sets met beyond the
-// bounds would count them — refusing until they expire if it would refuse
-// them, else used by their share of its quantity (or of its bucket's
-// whole refill). A parameter set
-// that the store has met only for keys it already held (decided without a
-// mutex) is not among them, and its states are judged by the others.
+// bounds is not kept, but may have written states that the kept ones take
+// for their own. A window algorithm's set may have written the states that
+// are back at full quota when its window (length, calendar period and
+// offset) says, whatever its quantity, and no other: for each of the first
+// 4 windows a name meets beyond the bounds, the store notes the least
+// quantity met under it, and a state that window may have written counts
+// as that quantity would count it — refusing until it expires once it
+// holds that many units, else used by its share of them — while a state of
+// another window does not. The sets of windows met past those 4 are noted
+// by their least quantity alone: every state of the name that another set
+// counts as used counts by that quantity too, whatever its window. A
+// bucket's debt is a time every rate reads alike, so a bucket's set met
+// beyond the bounds may have written any state of its name: every state
+// counted as used counts by the shortest whole refill of those sets too.
+// A parameter set that the store has met only for keys it already held
+// (decided without a mutex) is not among them, and its states are judged
+// by the others.
 // Shadow mode (rule 3) is judged per name and algorithm, not per
 // parameter set: while checks under any of a name's parameter sets
 // enforce, every state of that name that refuses ranks as refusing, a
 // shadow plan's among them. The window it waits is the longest of the
-// name's parameter sets kept and of its enforcing checks noted; a state
-// that none of the sets kept can have written ranks as refusing if the
-// name was ever decided in enforcing mode.
+// name's parameter sets kept, of the windows noted beyond them and of its
+// enforcing checks noted; a state that none of the sets kept or windows
+// noted can have written ranks as refusing if the name was ever decided in
+// enforcing mode.
 //
 // The rule costs, per new state at a full store, a peek at each state
 // looked at (sluice.DecideBatch of cost 0) under each parameter set kept
-// for its limit (BenchmarkAllowNewKeyFullStore), and on each call decided
-// under a shard's mutex a lookup of the limit's parameters among those
-// kept, which takes no lock and allocates nothing once they are kept or
-// found to be beyond the bounds; on every call, a load per enforcing
-// check of when its limit was last decided in enforcing mode (a store at
-// most about once a second per limit). An eviction allocates nothing.
+// for its limit and each window noted beyond them
+// (BenchmarkAllowNewKeyFullStore), and on each call decided under a
+// shard's mutex a lookup of the limit's parameters among those kept, which
+// takes no lock and allocates nothing once they are kept or noted beyond
+// the bounds (a set beyond them of a window not yet noted, while fewer
+// than 4 are, or of less quantity than its window's, takes the registry's
+// mutex and allocates once); on every call, a load per enforcing check of
+// when its limit was last decided in enforcing mode (a store at most about
+// once a second per limit). An eviction allocates nothing.
 package memory

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"hash/maphash"
-	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -101,18 +100,10 @@ type limitRef struct {
 	// judges are the parameter sets met, at most maxJudges, replaced
 	// whole (under the registry's mutex) when one is added.
 	judges atomic.Pointer[judgeSet]
-	// beyond is how strict the parameter sets met beyond those kept are
-	// (see noteBeyond); its fields are 0 while every set met is kept.
-	beyond struct {
-		// quantity is 1 + the least quantity among them (windows, logs
-		// and concurrency).
-		quantity atomic.Int64
-		// refuse and full are 1 + the shortest time (µs) a state of one
-		// of them owes, as a bucket's debt, beyond which it refuses a
-		// check of cost 1, and whose debt is its whole burst (buckets
-		// and GCRA).
-		refuse, full atomic.Int64
-	}
+	// beyond is what the parameter sets met beyond those kept may have
+	// written (see registry.noteBeyond): empty while every set met is
+	// kept.
+	beyond beyond
 }
 
 // judgeSet is the parameter sets of one limit ID and algorithm, in the
@@ -269,8 +260,9 @@ func (r *registry) of(ref uint32) *limitRef {
 // ID and algorithm, with l's parameters among its judges if there is room
 // for them (see limitRef.note). It returns nil when l is new and the
 // registry knows as many limits as it may. For a limit and parameters it
-// has met, or that it has no room for, it takes no lock and allocates
-// nothing.
+// has met, it takes no lock and allocates nothing; nor for parameters it
+// has no room for, unless they change what it notes of them (see
+// noteBeyond).
 func (r *registry) note(l *sluice.Limit) *limitRef {
 	lr := r.find(l)
 	if lr == nil {
@@ -290,7 +282,7 @@ func (r *registry) note(l *sluice.Limit) *limitRef {
 			r.mu.Unlock()
 		}
 		if !kept {
-			lr.noteBeyond(l)
+			r.noteBeyond(lr, l)
 		}
 	}
 	return lr
@@ -361,98 +353,13 @@ func (lr *limitRef) list() []sluice.Check { return lr.judges.Load().list }
 // holds the registry's mutex and has checked that there is room for them
 // (see registry.roomFor). The sets a limit is met under beyond that room
 // are not kept, so that meeting them on every call takes no lock: the
-// states only they can have written rank as refusing until they expire,
-// and the others as the strictest of them would rank them (see
-// noteBeyond).
+// store notes their windows and least quantities, or their shortest
+// refill, instead (see registry.noteBeyond).
 func (lr *limitRef) note(l *sluice.Limit) {
 	lr.judges.Store(newJudgeSet(append(lr.list(), sluice.Check{Limit: *l})))
 }
 
 func (lr *limitRef) has(l *sluice.Limit) bool { return lr.judges.Load().has(l) }
-
-// noteBeyond notes l, a parameter set of lr that the store does not keep,
-// before a check of it is decided. From then on a state of lr may be one
-// l wrote, which the sets kept cannot tell from their own: a window ends
-// when it ends whatever the quantity, and a bucket's debt is a time that
-// every rate reads alike. So a state of lr that some of them judge used
-// ranks as strictly as the strictest set met beyond them would rank it
-// (see rankBeyond). It takes no lock and allocates nothing; it writes
-// only when l is stricter than every such set met before.
-func (lr *limitRef) noteBeyond(l *sluice.Limit) {
-	if lr.kind != kindTB {
-		lowerTo(&lr.beyond.quantity, l.Quantity()+1)
-		return
-	}
-	w, b, q := uint64(l.Window()/time.Microsecond), uint64(l.Burst()), uint64(l.Quantity())
-	// Full again in b·w/q µs, and refusing while it owes more than a
-	// unit less than that; rounded down, the stricter way. A valid limit
-	// refills within 2^52 µs: the quotients fit.
-	hi, lo := bits.Mul64(b-1, w)
-	refuse, _ := bits.Div64(hi, lo, q)
-	hi, lo = bits.Mul64(b, w)
-	full, _ := bits.Div64(hi, lo, q)
-	lowerTo(&lr.beyond.full, int64(full)+1) // before refuse: see rankBeyond
-	lowerTo(&lr.beyond.refuse, int64(refuse)+1)
-}
-
-// lowerTo makes x v if x is 0 or above v.
-func lowerTo(x *atomic.Int64, v int64) {
-	for old := x.Load(); (old == 0 || v < old) && !x.CompareAndSwap(old, v); {
-		old = x.Load()
-	}
-}
-
-// rankBeyond returns r, the rank of st, a state of lr expiring at exp
-// with some of its capacity used, under c, a kept parameter set that may
-// have written it; or, if later, the rank that the parameter sets of lr
-// met beyond those kept (see noteBeyond) may give it. A window's state
-// holds a count that every set of its window reads alike, and refuses
-// under a set of quantity q once it holds q units; a bucket's state holds
-// a debt, a time, and refuses under a set once it owes more than the set
-// takes to refill all but one unit (a queue aside, which only admits
-// more). A state that may so refuse ranks as refusing until it expires;
-// another as the share used of the least quantity, or of the shortest
-// whole refill, among those sets.
-func (lr *limitRef) rankBeyond(r rank, c *sluice.Check, st *sluice.State, now, exp int64) rank {
-	var v int64
-	if lr.kind == kindTB {
-		refuse := lr.beyond.refuse.Load() - 1
-		if refuse < 0 {
-			return r
-		}
-		full := lr.beyond.full.Load() - 1 // stored before refuse
-		_, p, err := c.Limit.Decide(*st, now, 0)
-		if err != nil {
-			return r
-		}
-		owed := int64(p.ResetAfter / time.Microsecond)
-		if owed > refuse {
-			return rank{class: classRefusing, v: exp}
-		}
-		v = shareOne
-		if owed < full {
-			hi, lo := bits.Mul64(uint64(owed), shareOne)
-			q, _ := bits.Div64(hi, lo, uint64(full))
-			v = int64(q)
-		}
-	} else {
-		least := lr.beyond.quantity.Load() - 1
-		if least < 0 {
-			return r
-		}
-		_, p, err := c.Limit.Decide(*st, now, 0)
-		if err != nil {
-			return r
-		}
-		used := max(c.Limit.Burst()-p.Remaining, 0)
-		if used >= least {
-			return rank{class: classRefusing, v: exp}
-		}
-		v = used * shareOne / least
-	}
-	r.v = max(r.v, v)
-	return r
-}
 
 // modeNoteEvery is how often, at most, the time of a limit's latest
 // enforcing check is written: more often than that, a check reads it only.
@@ -491,10 +398,10 @@ func (lr *limitRef) noteMode(l *sluice.Limit, now int64) {
 // enforcing reports whether lr's states that refuse a check refuse clients
 // at now: whether a check of lr in enforcing mode was noted within the
 // longest window and modeSlack before now, of window (µs, the longest
-// among lr's parameter sets kept) and the longest of the enforcing checks
-// noted. A window of -1 (the state was written under parameters the store
-// does not keep) makes it report whether one ever was: such a state ranks
-// by its expiry.
+// among lr's parameter sets kept and windows noted beyond them) and the
+// longest of the enforcing checks noted. A window of -1 (the state was
+// written under parameters the store does not keep) makes it report
+// whether one ever was: such a state ranks by its expiry.
 func (lr *limitRef) enforcing(now, window int64) bool {
 	at := lr.enforcedAt.Load()
 	switch t := noteTime(now); {
@@ -519,14 +426,17 @@ func (lr *limitRef) enforcing(now, window int64) bool {
 // state moves that time later, never earlier, to its own limit's: that
 // limit then counts as its writer.) Of those that may have, the latest
 // rank counts; a state none of them can have written ranks as refusing
-// until its expiry. Once lr has been met under a set it does not keep,
-// that set may have written any of its states: a state the sets kept
-// judge used ranks by the strictest such set too (see rankBeyond).
+// until its expiry. The sets lr has been met under and does not keep
+// count among them as noteBeyond notes them: a window noted, by the least
+// quantity met under it, for the states it may have written (see
+// beyondWindow.judge); the sets not told apart by window, and a bucket's,
+// for every state some set judges used (see rankBeyond).
 //
 // A state of a limit not decided in enforcing mode within the longest
-// window of its parameter sets (and modeSlack) refuses no one, whatever
-// its count: where it would rank as refusing, it ranks as used up
-// (classUsed, all of its capacity), so that it never keeps a newcomer out.
+// window of its parameter sets kept or noted (and modeSlack) refuses no
+// one, whatever its count: where it would rank as refusing, it ranks as
+// used up (classUsed, all of its capacity), so that it never keeps a
+// newcomer out.
 // So do the states of a limit only ever decided in shadow mode, and those
 // of one rolled back from enforcing to shadow mode once a window has
 // passed. An enforcing check is noted before it is decided (see
@@ -541,20 +451,32 @@ func rankState(lr *limitRef, st *sluice.State, secs uint64, now int64) rank {
 	}
 	r, known := rank{class: classRefusing, v: exp}, false
 	if lr != nil {
-		ls, window, by := lr.list(), int64(0), -1
+		ls, window, by := lr.list(), int64(0), (*sluice.Check)(nil)
 		for j := range ls {
 			window = max(window, int64(ls[j].Limit.Window()/time.Microsecond))
 			if rj, ok := judge(&ls[j], st, now, secs); ok {
 				if !known || r.before(rj) {
-					r, by = rj, j
+					r, by = rj, &ls[j]
 				}
 				known = true
+			}
+		}
+		if bw := lr.beyond.windows.Load(); bw != nil {
+			for i := range bw.n {
+				w := &bw.win[i]
+				window = max(window, int64(w.peek.Limit.Window()/time.Microsecond))
+				if rj, ok := w.judge(st, now, secs, exp); ok {
+					if !known || r.before(rj) {
+						r, by = rj, &w.peek
+					}
+					known = true
+				}
 			}
 		}
 		if !known {
 			window = -1
 		} else if r.class == classUsed {
-			r = lr.rankBeyond(r, &ls[by], st, now, exp)
+			r = lr.rankBeyond(r, by, st, now, exp)
 		}
 		if r.class == classRefusing && !lr.enforcing(now, window) {
 			r = rank{class: classUsed, v: shareOne}

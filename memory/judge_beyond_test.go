@@ -42,3 +42,41 @@ func TestASetBeyondTheGlobalBoundNeverFreesItsRefusedClient(t *testing.T) {
 		}
 	}
 }
+
+// Meeting again a set the store does not keep allocates nothing, whether
+// its window is one of those noted or one met past them; meeting a
+// stricter set of a noted window lowers that window's quantity.
+func TestMeetingASetBeyondTheBoundsAgainAllocatesNothing(t *testing.T) {
+	s := New(WithShards(1), WithSweepInterval(0))
+	defer s.Close()
+	for i := range maxJudges {
+		l := sluice.FixedWindow(1000+int64(i), time.Minute).Named("per-minute")
+		s.limits.note(&l)
+	}
+	var beyond []sluice.Limit
+	for h := range maxBeyondWindows + 2 {
+		beyond = append(beyond, sluice.FixedWindow(50, time.Duration(h+1)*time.Hour).Named("per-minute"))
+	}
+	beyond = append(beyond, sluice.FixedWindow(5, time.Hour).Named("per-minute"), sluice.FixedWindow(50, 2*time.Hour).Named("per-minute"))
+	for i := range beyond {
+		s.limits.note(&beyond[i])
+	}
+	lr := s.limits.find(&beyond[0])
+	if n := len(lr.list()); n != maxJudges {
+		t.Fatalf("the store keeps %d sets, want %d", n, maxJudges)
+	}
+	bw := lr.beyond.windows.Load()
+	if bw.n != maxBeyondWindows || bw.win[0].least != 5 || bw.win[1].least != 50 {
+		t.Errorf("windows noted: %d, least quantities %d and %d; want %d, 5 and 50", bw.n, bw.win[0].least, bw.win[1].least, maxBeyondWindows)
+	}
+	if q := lr.beyond.quantity.Load() - 1; q != 50 {
+		t.Errorf("least quantity of the windows past those noted: %d, want 50", q)
+	}
+	if allocs := testing.AllocsPerRun(100, func() {
+		for i := range beyond {
+			s.limits.note(&beyond[i])
+		}
+	}); allocs != 0 {
+		t.Errorf("meeting %d sets beyond the bounds again allocated %.1f times", len(beyond), allocs)
+	}
+}

@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,5 +72,163 @@ func TestAParameterSetBeyondTheKeptOnesNeverFreesItsRefusedClient(t *testing.T) 
 					admitted, store.Stats())
 			}
 		})
+	}
+}
+
+// A set beyond the 64 a name keeps may have written only the states of its
+// own window (length, calendar period and offset): a day quota of 5 cannot
+// have written a state that ends with this minute, nor a month from the
+// 15th one that ends with the calendar month. So it ranks those states no
+// more strictly than the sets kept do: a full store evicts the ordinary
+// clients, each 5 into its 1,000 this minute (or 100,000 this month), for
+// new ones as it does when the strict set is the 64th, kept, while the
+// strict client, refused at 5 of 5, stays refused. Ranked by the strict
+// set's quantity whatever their window, those clients would look refusing
+// and a full store would refuse new ones until the window ends.
+func TestASetBeyondTheBoundsRanksOnlyTheStatesOfItsWindow(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		at            time.Time
+		kept          func(i int) sluice.Limit
+		strict, flood sluice.Limit
+	}{
+		{
+			name: "a day quota beside minute quotas",
+			at:   time.Date(2026, 11, 30, 12, 0, 30, 0, time.UTC),
+			kept: func(i int) sluice.Limit {
+				return sluice.FixedWindow(1000+int64(i), time.Minute).Named("quota")
+			},
+			strict: sluice.FixedWindow(5, 24*time.Hour).Named("quota"),
+			flood:  sluice.FixedWindow(1000, time.Minute).Named("quota"),
+		},
+		{
+			name: "a month from another billing day",
+			at:   time.Date(2026, 11, 20, 12, 0, 30, 0, time.UTC),
+			kept: func(i int) sluice.Limit {
+				return sluice.Calendar(100_000+int64(i), sluice.Month).Named("per-month")
+			},
+			strict: sluice.Calendar(5, sluice.Month).WithOffset(14 * 24 * time.Hour).Named("per-month"),
+			flood:  sluice.Calendar(100_000, sluice.Month).Named("per-month"),
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, n := range []int{63, 64} { // the strict set kept, then beyond
+				at := tc.at
+				s := memory.New(memory.WithMaxKeys(16), memory.WithShards(1), memory.WithSweepInterval(0),
+					memory.WithClock(func() time.Time { return at })) // stands still
+				defer s.Close()
+				lim := sluice.NewLimiter(s)
+				var d sluice.Decision
+				ask := func(key string, l sluice.Limit, cost int64) bool {
+					t.Helper()
+					if err := lim.Allow(context.Background(), []sluice.Check{{Key: key, Limit: l, Cost: cost}}, &d); err != nil {
+						t.Fatal(err)
+					}
+					return d.Allowed
+				}
+				for i := range n {
+					ask("customer-"+strconv.Itoa(i), tc.kept(i), 1)
+				}
+				if !ask("strict", tc.strict, 5) || ask("strict", tc.strict, 1) {
+					t.Fatalf("the strict client was not admitted 5 of 5, then refused: %+v", d.Statuses[0])
+				}
+				refused := 0
+				for i := range 200 {
+					if !ask("client-"+strconv.Itoa(i), tc.flood, 5) {
+						refused++
+					}
+				}
+				if refused > 0 {
+					t.Errorf("the strict set the name's %dth: %d of 200 new clients were refused for want of room; %+v",
+						n+1, refused, s.Stats())
+				}
+				if ask("strict", tc.strict, 1) {
+					t.Errorf("the strict set the name's %dth: the strict client, refused at 5 of 5, was admitted after the flood", n+1)
+				}
+			}
+		})
+	}
+}
+
+// The store tells apart the first 4 windows of the sets a name meets beyond
+// the 64 it keeps, each by the least quantity met under it. A set of a
+// fifth window is not told apart: every state of the name that some set
+// judges used ranks by the least quantity of such sets, whatever its
+// window. And a set stricter than those met before under its window lowers
+// that window's quantity. Either way its client, refused at 10 of 10 a
+// minute, is never freed by a flood of new keys.
+func TestASetBeyondTheWindowsNotedNeverFreesItsRefusedClient(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before []sluice.Limit // met beyond the kept sets, before the victim's
+	}{
+		{"a fifth window", []sluice.Limit{
+			sluice.FixedWindow(1000, time.Hour), sluice.FixedWindow(1000, 2*time.Hour),
+			sluice.FixedWindow(1000, 3*time.Hour), sluice.FixedWindow(1000, 4*time.Hour),
+		}},
+		{"a stricter set of a window noted", []sluice.Limit{sluice.FixedWindow(50, time.Minute)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			store, lim, _ := newStore(t, memory.WithMaxKeys(16), memory.WithShards(1), memory.WithSweepInterval(0))
+			var d sluice.Decision
+			ask := func(key string, l sluice.Limit, cost int64) bool {
+				t.Helper()
+				if err := lim.Allow(ctx, []sluice.Check{{Key: key, Limit: l, Cost: cost}}, &d); err != nil {
+					t.Fatal(err)
+				}
+				return d.Allowed
+			}
+			for i := range 64 {
+				ask("customer-"+strconv.Itoa(i), sluice.FixedWindow(1000+int64(i), time.Minute).Named("per-minute"), 1)
+			}
+			for i, l := range tc.before {
+				ask("before-"+strconv.Itoa(i), l.Named("per-minute"), 1)
+			}
+			victim := sluice.FixedWindow(10, time.Minute).Named("per-minute")
+			if !ask("victim", victim, 10) || ask("victim", victim, 1) {
+				t.Fatalf("the victim was not admitted 10 of 10, then refused: %+v", d.Statuses[0])
+			}
+			flood := sluice.FixedWindow(5, time.Hour).Named("login")
+			for i := range 200 {
+				ask("flood-"+strconv.Itoa(i), flood, 1)
+				if ask("victim", victim, 1) {
+					t.Fatalf("the victim, refused at 10 of 10, was admitted after %d new keys; %+v", i+1, store.Stats())
+				}
+			}
+		})
+	}
+}
+
+// New keys under sets beyond the 64 a name keeps, of new windows and less
+// quantities, are decided while other goroutines flood a full store with
+// new keys of the name, which ranks its states by what is noted of those
+// sets as it is replaced. (Run with -race.)
+func TestSetsBeyondTheBoundsAreNotedWhileTheirStatesAreRanked(t *testing.T) {
+	store, lim, _ := newStore(t, memory.WithMaxKeys(32), memory.WithShards(1), memory.WithSweepInterval(0))
+	ctx := context.Background()
+	for i := range 64 {
+		allow(lim, ctx, sluice.Check{Key: "customer-" + strconv.Itoa(i), Limit: sluice.FixedWindow(1000+int64(i), time.Minute).Named("quota"), Cost: 1})
+	}
+	var wg sync.WaitGroup
+	for g := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 300 {
+				l := sluice.FixedWindow(1000, time.Minute).Named("quota")
+				if g == 0 { // beyond: 8 windows, quantities falling
+					l = sluice.FixedWindow(int64(900-i), time.Duration(1+i%8)*time.Hour).Named("quota")
+				}
+				if _, err := allow(lim, ctx, sluice.Check{Key: "g" + strconv.Itoa(g) + "-" + strconv.Itoa(i), Limit: l, Cost: 1}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if st := store.Stats(); st.Keys > 32 {
+		t.Errorf("the store holds more states than its bound: %+v", st)
 	}
 }

@@ -24,7 +24,8 @@ func perMinuteSets(n int) []sluice.Limit {
 // A new key costs the same under any of 40 parameter sets of one limit ID
 // as under one: the store recognizes a set it has met without copying
 // those it knows. So it does under 600, more than the store keeps: a set
-// it has no room for is not noted again on every call.
+// it has no room for is not noted again on every call, whatever its
+// window.
 func TestNewKeyAllocationsDoNotGrowWithParameterSets(t *testing.T) {
 	keys := make([]string, 4000)
 	for i := range keys {
@@ -50,10 +51,22 @@ func TestNewKeyAllocationsDoNotGrowWithParameterSets(t *testing.T) {
 		}
 		return testing.AllocsPerRun(1000, next)
 	}
-	one := perNewKey(perMinuteSets(1))
-	for _, n := range []int{40, 600} {
-		if many := perNewKey(perMinuteSets(n)); many > one {
-			t.Errorf("allocations per decision on a new key: %.1f under one parameter set, %.1f under %d of one limit ID", one, many, n)
+	// Fixed windows of 1 to 7 minutes: the sets beyond those kept are
+	// noted by window, and past the windows noted by quantity alone.
+	windowSets := func(n int) []sluice.Limit {
+		ls := make([]sluice.Limit, n)
+		for i := range ls {
+			ls[i] = sluice.FixedWindow(int64(2+i), time.Duration(1+i%7)*time.Minute).Named("per-minute")
+		}
+		return ls
+	}
+	for _, sets := range []func(n int) []sluice.Limit{perMinuteSets, windowSets} {
+		one := perNewKey(sets(1))
+		for _, n := range []int{40, 600} {
+			if many := perNewKey(sets(n)); many > one {
+				t.Errorf("allocations per decision on a new key: %.1f under one parameter set, %.1f under %d of one limit ID (%v)",
+					one, many, n, sets(n)[n-1])
+			}
 		}
 	}
 }
