@@ -108,13 +108,15 @@ func exemptionOf(cfg *config.Config, mw *httplimit.Middleware, subject, plan str
 //   - by a token's plan claim (identity.jwt's plan_claim), for the users
 //     of that issuer's tokens.
 //
-// Otherwise a listed key is decided on its plan; a user on the default
-// plan and on the plan of each issuer (identity.jwt's plan) whose tokens
-// can name it; an address group on the anonymous plan; an unlisted key
+// Otherwise a listed key is decided on its plan; a user on the plan of
+// each issuer (identity.jwt's plan) whose tokens can name it, and on the
+// default plan when a believed identity.user_header, a decision API
+// caller (one holding check: its "user") or a token naming no plan can
+// name it; an address group on the anonymous plan; an unlisted key
 // and a decision API client ("ext:…") on the default plan. Any other
 // subject (a rule's key, the global one) is no client's: nil, false.
 func plansOf(cfg *config.Config, subject string) (plans []string, anyPlan bool) {
-	if overridesPlan(cfg.Admin.LoopbackScopes) || slices.ContainsFunc(cfg.Admin.Callers, func(c config.Caller) bool { return overridesPlan(c.Scopes) }) {
+	if holdsScope(cfg, config.ScopeCheck|config.ScopeOverridePlan) {
 		return nil, true
 	}
 	id, pol := &cfg.Identity, cfg.Policy
@@ -133,7 +135,12 @@ func plansOf(cfg *config.Config, subject string) (plans []string, anyPlan bool) 
 		}
 		return []string{pol.DefaultPlan}, false
 	case kind == "user" || strings.HasPrefix(subject, "user#"):
-		plans, headed := []string{pol.DefaultPlan}, id.UserHeader != ""
+		// The default plan's users are those a believed user header, a
+		// decision API caller's "user" or a token naming no plan names.
+		trusted := len(id.TrustedProxies) > 0 || id.TrustUnixPeers
+		headed := id.UserHeader != "" && trusted
+		byDefault := headed || holdsScope(cfg, config.ScopeCheck)
+		var plans []string
 		for _, j := range id.JWT {
 			// A token's user is the issuer's prefix and the token's
 			// subject: "user:<id>" names no user of an issuer whose
@@ -147,11 +154,14 @@ func plansOf(cfg *config.Config, subject string) (plans []string, anyPlan bool) 
 					plans = append(plans, j.Plan)
 				}
 			default:
-				headed = true // a token that names no plan
+				headed, byDefault = true, true // a token that names no plan
 			}
 		}
 		if planHeader && headed {
 			return nil, true
+		}
+		if byDefault && !slices.Contains(plans, pol.DefaultPlan) {
+			plans = append([]string{pol.DefaultPlan}, plans...)
 		}
 		return plans, false
 	case kind == "ip":
@@ -165,10 +175,11 @@ func plansOf(cfg *config.Config, subject string) (plans []string, anyPlan bool) 
 	return nil, false
 }
 
-// overridesPlan reports whether a caller of scopes can send the decision
-// API a "plan": it needs both check and override_plan.
-func overridesPlan(scopes config.Scopes) bool {
-	return scopes.Has(config.ScopeCheck | config.ScopeOverridePlan)
+// holdsScope reports whether a caller of cfg, or loopback's scopes, holds
+// every scope of need: check and override_plan let a decision API caller
+// send a "plan", check alone a "user".
+func holdsScope(cfg *config.Config, need config.Scopes) bool {
+	return cfg.Admin.LoopbackScopes.Has(need) || slices.ContainsFunc(cfg.Admin.Callers, func(c config.Caller) bool { return c.Scopes.Has(need) })
 }
 
 // listedKey returns the key of cfg whose SHA-256 is sum, 64 hex digits,

@@ -14,8 +14,10 @@ import (
 // trusted plan header for every client but a listed key (a user only when
 // a user header or a token naming no plan can name it); a token's plan
 // claim for its issuer's users. Without them a listed key is on its plan,
-// a user on the default plan and its issuers' plans (of those whose
-// prefix its id has), an address group on the anonymous plan, an
+// a user on its issuers' plans (of those whose prefix its id has) and on
+// the default plan when a believed user header, a decision API caller
+// holding check or a token naming no plan can name it, an address group
+// on the anonymous plan, an
 // unlisted key and a decision API client on the default plan.
 func TestPlansOfAClientAreThoseItsRequestsCanBeDecidedOn(t *testing.T) {
 	const base = `
@@ -55,6 +57,10 @@ keys:
 		{"a plan header without trusted proxies", "identity:\n  user_header: X-User\n  plan_header: X-Plan\n" + admin("check"), "user:alice", []string{"free"}},
 		{"a user, a token's plan claim", jwt("plan_claim: plan") + admin("check"), "user:alice", nil},
 		{"a user, an issuer's plan", jwt("plan: internal") + admin("check"), "user:alice", []string{"free", "internal"}},
+		{"a user of an issuer's plan, nothing else naming users", jwt("plan: internal") + admin("read"), "user:alice", []string{"internal"}},
+		{"a user of an issuer's plan, a user header no proxy is trusted for", "identity:\n  user_header: X-User\n  jwt: {jwks_url: https://idp.example.com/jwks, plan: internal}\n" + admin("read"), "user:alice", []string{"internal"}},
+		{"a user of an issuer's plan, a believed user header", "identity:\n  trusted_proxies: [10.0.0.0/8]\n  user_header: X-User\n  jwt: {jwks_url: https://idp.example.com/jwks, plan: internal}\n" + admin("read"), "user:alice", []string{"free", "internal"}},
+		{"a user of a token naming no plan", jwt("issuer: https://idp.example.com/") + admin("read"), "user:alice", []string{"free"}},
 		{"a user outside an issuer's prefix", jwt("plan_claim: plan, subject_prefix: svc.") + admin("check"), "user:alice", []string{"free"}},
 		{"a user inside an issuer's prefix", jwt("plan_claim: plan, subject_prefix: svc.") + admin("check"), "user:svc.alice", nil},
 		{"a hashed user, an issuer's prefix", jwt("plan_claim: plan, subject_prefix: svc.") + admin("check"), hashed, nil},
