@@ -124,10 +124,13 @@
 // holds that many units, else used by its share of them — while a state of
 // another window does not. The sets of windows met past those 4 are noted
 // by their least quantity alone: every state of the name that another set
-// counts as used counts by that quantity too, whatever its window. A
-// bucket's debt is a time every rate reads alike, so a bucket's set met
-// beyond the bounds may have written any state of its name: every state
-// counted as used counts by the shortest whole refill of those sets too.
+// counts as used counts by that quantity too, whatever its window, so one
+// strict set past those 4 can hold a full store's room for the rest of its
+// window; size WithMaxKeys for that, or keep a name's sets within the
+// bounds. A bucket's debt is a time every rate reads alike, so a bucket's
+// set met beyond the bounds may have written any state of its name: every
+// state counted as used counts by the shortest whole refill of those sets
+// too.
 // A parameter set that the store has met only for keys it already held
 // (decided without a mutex) is not among them, and its states are judged
 // by the others.
@@ -135,8 +138,9 @@
 // parameter set: while checks under any of a name's parameter sets
 // enforce, every state of that name that refuses ranks as refusing, a
 // shadow plan's among them. The window it waits is the longest of the
-// name's parameter sets kept, of the windows noted beyond them and of its
-// enforcing checks noted; a state that none of the sets kept or windows
+// name's parameter sets kept, of the windows noted beyond them, of the
+// debts (whole burst and queue) a bucket's set noted beyond them may write
+// and of its enforcing checks noted; a state that none of the sets kept or windows
 // noted can have written ranks as refusing if the name was ever decided in
 // enforcing mode.
 //

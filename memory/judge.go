@@ -398,10 +398,11 @@ func (lr *limitRef) noteMode(l *sluice.Limit, now int64) {
 // enforcing reports whether lr's states that refuse a check refuse clients
 // at now: whether a check of lr in enforcing mode was noted within the
 // longest window and modeSlack before now, of window (µs, the longest
-// among lr's parameter sets kept and windows noted beyond them) and the
-// longest of the enforcing checks noted. A window of -1 (the state was
-// written under parameters the store does not keep) makes it report
-// whether one ever was: such a state ranks by its expiry.
+// among lr's parameter sets kept, windows noted beyond them and debts the
+// bucket sets beyond them may write) and the longest of the enforcing
+// checks noted. A window of -1 (the state was written under parameters
+// the store does not keep) makes it report whether one ever was: such a
+// state ranks by its expiry.
 func (lr *limitRef) enforcing(now, window int64) bool {
 	at := lr.enforcedAt.Load()
 	switch t := noteTime(now); {
@@ -433,10 +434,10 @@ func (lr *limitRef) enforcing(now, window int64) bool {
 // for every state some set judges used (see rankBeyond).
 //
 // A state of a limit not decided in enforcing mode within the longest
-// window of its parameter sets kept or noted (and modeSlack) refuses no
-// one, whatever its count: where it would rank as refusing, it ranks as
-// used up (classUsed, all of its capacity), so that it never keeps a
-// newcomer out.
+// window of its parameter sets kept or noted, or the longest debt a bucket
+// set noted may write (and modeSlack), refuses no one, whatever its count:
+// where it would rank as refusing, it ranks as used up (classUsed, all of
+// its capacity), so that it never keeps a newcomer out.
 // So do the states of a limit only ever decided in shadow mode, and those
 // of one rolled back from enforcing to shadow mode once a window has
 // passed. An enforcing check is noted before it is decided (see
@@ -473,6 +474,9 @@ func rankState(lr *limitRef, st *sluice.State, secs uint64, now int64) rank {
 				}
 			}
 		}
+		// A bucket set beyond those kept may refuse a state for as long
+		// as the debt it writes, which no window above bounds.
+		window = max(window, lr.beyond.owes.Load())
 		if !known {
 			window = -1
 		} else if r.class == classUsed {

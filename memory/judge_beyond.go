@@ -31,6 +31,11 @@ type beyond struct {
 	// cost 1, and whose debt is its whole burst (buckets and GCRA; 0:
 	// none).
 	refuse, full atomic.Int64
+	// owes is the longest time (µs) a state of one of them may owe, as a
+	// bucket's debt: its whole burst and, for a queue, its MaxWait (0:
+	// none). A state that such a set refuses may refuse for that long
+	// after the check that wrote it (see enforcing).
+	owes atomic.Int64
 }
 
 // beyondWindows is the windows of a limit's sets met beyond those kept,
@@ -105,7 +110,9 @@ func windowOf(l *sluice.Limit) sluice.Limit {
 // A bucket's state (token bucket, leaky bucket, GCRA) is a debt, a time
 // that every rate reads alike and that ends at the same time whatever the
 // rate: every bucket set of lr may have written every state of lr. So the
-// store notes the shortest refill of those sets (see rankBeyond).
+// store notes the shortest refill of those sets (see rankBeyond), and the
+// longest debt any of them may write, for which a state it refuses may go
+// on refusing after lr's latest enforcing check (see enforcing).
 //
 // It takes no lock and allocates nothing unless l's window is one lr has
 // room for and does not hold, or l's quantity is less than its window's
@@ -157,6 +164,7 @@ func (lr *limitRef) noteBeyondBucket(l *sluice.Limit) {
 	refuse, _ := bits.Div64(hi, lo, q)
 	hi, lo = bits.Mul64(b, w)
 	full, _ := bits.Div64(hi, lo, q)
+	raiseTo(&lr.beyond.owes, int64(full)+int64(l.MaxWait()/time.Microsecond))
 	lowerTo(&lr.beyond.full, int64(full)+1) // before refuse: see rankBeyond
 	lowerTo(&lr.beyond.refuse, int64(refuse)+1)
 }
@@ -164,6 +172,13 @@ func (lr *limitRef) noteBeyondBucket(l *sluice.Limit) {
 // lowerTo makes x v if x is 0 or above v.
 func lowerTo(x *atomic.Int64, v int64) {
 	for old := x.Load(); (old == 0 || v < old) && !x.CompareAndSwap(old, v); {
+		old = x.Load()
+	}
+}
+
+// raiseTo makes x v if x is below v.
+func raiseTo(x *atomic.Int64, v int64) {
+	for old := x.Load(); v > old && !x.CompareAndSwap(old, v); {
 		old = x.Load()
 	}
 }

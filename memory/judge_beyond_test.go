@@ -80,3 +80,35 @@ func TestMeetingASetBeyondTheBoundsAgainAllocatesNothing(t *testing.T) {
 		t.Errorf("meeting %d sets beyond the bounds again allocated %.1f times", len(beyond), allocs)
 	}
 }
+
+// The bucket sets a store does not keep are noted by the longest debt any
+// of them may write (its whole burst, and a queue's MaxWait), which bounds
+// how long after a limit's latest enforcing check a state may refuse;
+// meeting them again allocates nothing.
+func TestBucketSetsBeyondTheBoundsAreNotedByTheirLongestDebt(t *testing.T) {
+	s := New(WithShards(1), WithSweepInterval(0))
+	defer s.Close()
+	for i := range maxJudges {
+		l := sluice.LeakyBucket(1000+int64(i), time.Minute).Named("quota")
+		s.limits.note(&l)
+	}
+	beyond := []sluice.Limit{
+		sluice.LeakyBucket(10, time.Hour).WithMaxWait(time.Minute).Named("quota"), // 1 h + 1 min
+		sluice.LeakyBucket(1, time.Hour).Named("quota"),                           // 1 h
+		sluice.LeakyBucket(5, time.Second).Named("quota"),
+	}
+	for i := range beyond {
+		s.limits.note(&beyond[i])
+	}
+	lr := s.limits.find(&beyond[0])
+	if got, want := lr.beyond.owes.Load(), int64((time.Hour+time.Minute)/time.Microsecond); got != want {
+		t.Errorf("longest debt noted: %d µs, want %d", got, want)
+	}
+	if allocs := testing.AllocsPerRun(100, func() {
+		for i := range beyond {
+			s.limits.note(&beyond[i])
+		}
+	}); allocs != 0 {
+		t.Errorf("meeting %d bucket sets beyond the bounds again allocated %.1f times", len(beyond), allocs)
+	}
+}

@@ -232,3 +232,53 @@ func TestSetsBeyondTheBoundsAreNotedWhileTheirStatesAreRanked(t *testing.T) {
 		t.Errorf("the store holds more states than its bound: %+v", st)
 	}
 }
+
+// A bucket set beyond the 64 a name keeps (a key's own quota of 1 an hour
+// beside 64 plans' per-minute buckets) leaves its client owing an hour.
+// Its state ranks as refusing while the name was decided in enforcing mode
+// within the longest debt such a set may write, not only within the kept
+// sets' minute: the name has no enforcing check noted for 70 s (the strict
+// client's checks need not be the one noted, once a second), then a flood
+// of new keys needs room, and the client, refused with 58 minutes left to
+// owe, is not admitted a second later. With the same set kept (the name's
+// 64th), its hour counts as its window does. The package doc: "Evicting a
+// state never frees a client its limit refuses".
+func TestABucketSetBeyondTheBoundsKeepsItsClientRefusedForItsWholeDebt(t *testing.T) {
+	for _, n := range []int{63, 64} { // the strict set kept, then beyond
+		t.Run(strconv.Itoa(n)+" sets before", func(t *testing.T) {
+			at := time.Date(2026, 11, 30, 12, 0, 0, 300_000_000, time.UTC)
+			s := memory.New(memory.WithMaxKeys(16), memory.WithShards(1), memory.WithSweepInterval(0),
+				memory.WithClock(func() time.Time { return at }))
+			defer s.Close()
+			out := make([]sluice.Status, 1)
+			ask := func(key string, l sluice.Limit, cost int64) bool {
+				t.Helper()
+				if err := s.Apply(context.Background(), []sluice.Check{{Key: key, Limit: l, Cost: cost}}, out); err != nil {
+					t.Fatal(err)
+				}
+				return out[0].Allowed
+			}
+			for i := range n {
+				ask("customer-"+strconv.Itoa(i), sluice.TokenBucket(1000+int64(i), time.Minute).Named("quota"), 1)
+			}
+			// A second on, a plan's client comes first: its check is the
+			// one noted as enforcing.
+			at = at.Add(time.Second)
+			ask("customer-0", sluice.TokenBucket(1000, time.Minute).Named("quota"), 1)
+			victim := sluice.TokenBucket(1, time.Hour).Named("quota")
+			if !ask("victim", victim, 1) || ask("victim", victim, 1) {
+				t.Fatalf("the victim was not admitted 1 of 1, then refused: %+v", out[0])
+			}
+			at = at.Add(70 * time.Second)
+			flood := sluice.FixedWindow(1, time.Second).Named("login")
+			for i := range 100 {
+				ask("flood-"+strconv.Itoa(i), flood, 1)
+			}
+			at = at.Add(time.Second)
+			if ask("victim", victim, 1) {
+				t.Errorf("the victim, refused with %v of its hour left to owe, was admitted again after a flood of new keys; %+v",
+					time.Hour-70*time.Second, s.Stats())
+			}
+		})
+	}
+}
