@@ -36,8 +36,9 @@ import (
 // query) is judged as the method it names (judgeOverride), or refused with
 // a 400 when that would judge it less strictly than a POST. So is a
 // request with a header sluice reads spelled otherwise (otherSpellingIn:
-// X_Api_Key for X-Api-Key), which the front proxy passes on to an upstream
-// that may read it as the one sluice reads: forward-auth cannot remove it.
+// X_Api_Key or X.Api.Key for X-Api-Key), which the front proxy passes on
+// to an upstream that may read it as the one sluice reads: forward-auth
+// cannot remove it.
 //
 // Its callers (the front proxies) hold the check scope; the request's
 // Authorization and X-API-Key are the described client's. Its body is never
@@ -64,7 +65,7 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 		s.warnings.Warn(r.Context(), s.log, "forward-auth: no X-Forwarded-Host, so what names a host (rules, costs, exemptions, degradation classes) decides the request as one to no host; have the proxy send it (nginx: proxy_set_header X-Forwarded-Host $host;)")
 	}
 	if name := otherSpellingIn(r.Header, st.mw.RequestHeaders()); name != "" {
-		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", fmt.Sprintf("%s is a header sluice reads (an API key, token, user or plan header, or a rule's), spelled otherwise: an upstream that reads \"_\" as \"-\" (Rack, WSGI) would act on a value sluice did not judge; have the front proxy drop headers with underscores (nginx does by default: underscores_in_headers off)", name))
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", fmt.Sprintf("%s is a header sluice reads (an API key, token, user or plan header, or a rule's), spelled otherwise: an upstream that reads \"_\" or \".\" as \"-\" (Rack, WSGI, PHP behind FastCGI) would act on a value sluice did not judge; have the front proxy drop headers with underscores or dots (nginx does by default: underscores_in_headers off, ignore_invalid_headers on)", name))
 		return
 	}
 	posted, err := judgeOverride(st.cfg, orig, r.Header)

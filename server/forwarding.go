@@ -31,8 +31,8 @@ type clientJudge interface {
 // sluice sets X-Forwarded-For, -Proto and -Host, so no client chooses what
 // the upstream believes of it. X-Real-IP is always the address id
 // identifies the client by (as Traefik sets it), never a value the request
-// brought, in any spelling (sameHeaderName: X_Real_IP too) and from any
-// peer. A method override (methodOverride: X-HTTP-Method-Override, …)
+// brought, in any spelling (sameHeaderName: X_Real_IP and X.Real.IP too)
+// and from any peer. A method override (methodOverride: X-HTTP-Method-Override, …)
 // is removed from every peer's request: it is the client's word however
 // many proxies passed it on, and an upstream that honours it would serve
 // another method than the one the limits judged.
@@ -82,9 +82,9 @@ func forward(pr *httputil.ProxyRequest, id clientJudge) {
 // X-Original-Host (Symfony and IIS route by them: another path or host
 // than the one judged), and the client-address headers of CDNs and load
 // balancers, which frameworks read before X-Real-IP (chi's RealIP reads
-// True-Client-IP first). The name is matched in any case and with "_" for
-// "-", as CGI-style servers (Rack, WSGI) read both spellings as one header
-// (X_Forwarded_Ssl is HTTP_X_FORWARDED_SSL).
+// True-Client-IP first). The name is matched as sameHeaderName matches
+// one: in any case and with "_" or "." for "-", as CGI-style servers read
+// those spellings as one header (X_Forwarded_Ssl is HTTP_X_FORWARDED_SSL).
 func untrustedHop(name string) bool {
 	return requestHop(name) || clientHop(name)
 }
@@ -143,8 +143,8 @@ func clientHop(name string) bool {
 var methodOverrideHeaders = [...]string{"x-http-method-override", "x-http-method", "x-method-override"}
 
 // methodOverride reports whether the header name is a method override
-// (methodOverrideHeaders), in any case and with "_" for "-", as
-// untrustedHop matches.
+// (methodOverrideHeaders), as sameHeaderName matches one: in any case and
+// with "_" or "." for "-".
 func methodOverride(name string) bool {
 	for _, h := range methodOverrideHeaders {
 		if sameHeaderName(name, h) {
@@ -159,7 +159,9 @@ func methodOverride(name string) bool {
 // Symfony's parameter override) read it from a form body, then the query
 // string; Rack::MethodOverride (in Rails' default middleware) from a form
 // body; ASP.NET Core's UseHttpMethodOverride, given a form field, as
-// "_METHOD" in any case. It is matched in any case.
+// "_METHOD" in any case. A parameter is matched by its name in any case,
+// or by the name PHP gives it (phpVarName: ".method" and " _method" are
+// Symfony's _method), in any case too.
 const methodParam = "_method"
 
 // overrides gathers the methods that a request's method overrides name
@@ -184,7 +186,7 @@ func (o *overrides) add(v string) {
 // addParams adds the methods that vs's methodParam parameters name.
 func (o *overrides) addParams(vs url.Values) {
 	for k, list := range vs {
-		if strings.EqualFold(k, methodParam) {
+		if strings.EqualFold(k, methodParam) || strings.EqualFold(phpVarName(k), methodParam) {
 			for _, v := range list {
 				o.add(v)
 			}
@@ -209,8 +211,47 @@ func (o *overrides) named(what string) (string, error) {
 	return o.method, nil
 }
 
+// phpVarName returns the name PHP gives a request variable sent as k, its
+// key in $_GET and $_POST (php_register_variable_ex of php-src's
+// main/php_variables.c; "Variables From External Sources" in the PHP
+// manual): k up to a NUL, without leading spaces, with each ' ' and '.'
+// as '_'. A '[' that a ']' follows opens an array's indexes, kept as they
+// are ("_method[]" names an array, no method); one that none follows is
+// '_', and so is each ' ', '.' and '[' after it. "" when PHP drops the
+// variable (its name is empty before a '['). It allocates only when it
+// renames.
+func phpVarName(k string) string {
+	if i := strings.IndexByte(k, 0); i >= 0 {
+		k = k[:i]
+	}
+	k = strings.TrimLeft(k, " ")
+	end := len(k) // the bytes PHP renames are before end
+	switch open := strings.IndexByte(k, '['); {
+	case open == 0:
+		return ""
+	case open > 0 && strings.IndexByte(k[open+1:], ']') >= 0:
+		end = open
+	}
+	if !strings.ContainsAny(k[:end], " .[") {
+		return k
+	}
+	b := []byte(k)
+	for i, c := range b[:end] {
+		if c == ' ' || c == '.' || c == '[' {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
 // sameHeaderName reports whether the header names a and b are one, in any
-// case and with "_" for "-".
+// case and with "_" or "." for "-": CGI-style servers name a header's
+// variable HTTP_ and its name in upper case with "-" as "_" (Rack and
+// Puma, whose allow_underscore_headers is on by default, and WSGI servers
+// read X_Api_Key as HTTP_X_API_KEY), and PHP behind FastCGI (php-fpm
+// behind Caddy's php_fastcgi, which keeps a name's dots) registers that
+// variable with each "." as "_" too (phpVarName), so X.Api.Key is
+// $_SERVER['HTTP_X_API_KEY'].
 func sameHeaderName(a, b string) bool {
 	if len(a) != len(b) {
 		return false
@@ -223,10 +264,11 @@ func sameHeaderName(a, b string) bool {
 	return true
 }
 
-// foldHeaderByte returns c of a header name in lower case, "-" for "_".
+// foldHeaderByte returns c of a header name in lower case, "-" for "_"
+// and ".".
 func foldHeaderByte(c byte) byte {
 	switch {
-	case c == '_':
+	case c == '_' || c == '.':
 		return '-'
 	case 'A' <= c && c <= 'Z':
 		return c + 'a' - 'A'
@@ -238,12 +280,13 @@ func foldHeaderByte(c byte) byte {
 // header that is one of read (the canonical names of the headers the
 // middleware reads: API key, token, user and plan headers, the headers of
 // rules' matches, excepts and keys; limitsInFront's RequestHeaders) in
-// another spelling (sameHeaderName: another case, or "_" for "-"). CGI-style
-// servers read both spellings as one header (Rack and Puma, whose
-// allow_underscore_headers is on by default, and WSGI servers read
-// X_Api_Key as HTTP_X_API_KEY, the X-Api-Key an app authenticates by), so
-// the upstream would act on a key, a user or a header value that the
-// limits never saw. The spelling read passes on, judged.
+// another spelling (sameHeaderName: another case, or "_" or "." for "-").
+// CGI-style servers read those spellings as one header (Rack and Puma,
+// whose allow_underscore_headers is on by default, and WSGI servers read
+// X_Api_Key as HTTP_X_API_KEY, the X-Api-Key an app authenticates by; PHP
+// behind FastCGI X.Api.Key too), so the upstream would act on a key, a
+// user or a header value that the limits never saw. The spelling read
+// passes on, judged.
 func dropOtherSpellings(h http.Header, read []string) {
 	for name := range h {
 		if otherSpelling(name, read) {
