@@ -109,19 +109,20 @@ func TestTraefikExampleRefusalsCarryCORS(t *testing.T) {
 	}
 }
 
-// spellings returns name with "_" for "-" at one or more of its hyphens,
-// in every such spelling.
+// spellings returns name with "_" or "." for "-" at one or more of its
+// hyphens, in every such spelling.
 func spellings(name string) []string {
 	parts := strings.Split(name, "-")
 	var out []string
-	for mask := 1; mask < 1<<(len(parts)-1); mask++ {
-		s := parts[0]
-		for i, p := range parts[1:] {
-			sep := "-"
-			if mask&(1<<i) != 0 {
-				sep = "_"
-			}
-			s += sep + p
+	n := 1
+	for range parts[1:] {
+		n *= 3
+	}
+	for code := 1; code < n; code++ { // each hyphen's separator a base-3 digit of code
+		s, c := parts[0], code
+		for _, p := range parts[1:] {
+			s += [3]string{"-", "_", "."}[c%3] + p
+			c /= 3
 		}
 		out = append(out, s)
 	}
@@ -129,8 +130,8 @@ func spellings(name string) []string {
 }
 
 // Through examples/traefik/dynamic.yml, an API key or method override
-// header spelled with "_" for "-" (X_API_Key), which Rack and WSGI servers
-// read as the header itself, reaches sluice as it reaches the API: an API
+// header spelled with "_" or "." for "-" (X_API_Key, X.API.Key), which
+// Rack, WSGI servers and PHP behind FastCGI read as the header itself, reaches sluice as it reaches the API: an API
 // key so spelled is refused (400) and an override so spelled is judged
 // (DELETE's 3 of 3), so no spelling is acted on by the API unjudged.
 func TestTraefikExamplePassesSluiceEveryOtherSpelling(t *testing.T) {
