@@ -66,8 +66,8 @@ func TestPHPNamesCompareAsTheBuiltNamesDo(t *testing.T) {
 	for i, k := range names {
 		for j, name := range names {
 			want := strings.EqualFold(built[i], built[j])
-			if got := vars[i].equalFold(vars[j]); got != want {
-				t.Fatalf("phpVarOf(%q).equalFold(phpVarOf(%q)) = %v; PHP's names %q and %q: %v", k, name, got, built[i], built[j], want)
+			if got := vars[i].EqualFold(vars[j]); got != want {
+				t.Fatalf("phpVarOf(%q).EqualFold(phpVarOf(%q)) = %v; PHP's names %q and %q: %v", k, name, got, built[i], built[j], want)
 			}
 			want = strings.EqualFold(k, name) || built[j] != "" && want
 			if got := sameName(k, name, built[j]); got != want {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/sluice-dev/sluice/internal/phpname"
 )
 
 // queryValue returns the first value of the query parameter name in the
@@ -226,120 +228,22 @@ func sameName(k, name, pn string) bool {
 // sameVar is sameName with name's PHP name given as phpVarOf(name), which
 // a key reads once per request without building it.
 func sameVar(k, name string, pn phpVar) bool {
-	return strings.EqualFold(k, name) || pn.s != "" && phpVarOf(k).equalFold(pn)
+	return strings.EqualFold(k, name) || !pn.Dropped() && phpVarOf(k).EqualFold(pn)
 }
 
 // phpName returns the name PHP gives a request variable sent as k, its key
-// in $_GET, $_POST, $_COOKIE and $_REQUEST: k up to a NUL, without leading
-// spaces, with each '.' and ' ' before the first '[' as '_'. A '[' that a
-// ']' follows opens an array's indexes, kept as they are; one that none
-// follows is '_', and so is each ' ', '.' and '[' after it ("user.email",
-// "user email" and "user[email" are all user_email). "" when PHP drops the
-// variable (its name is empty before a '['). It allocates only when it
-// renames.
+// in $_GET, $_POST, $_COOKIE and $_REQUEST (see phpname.Of); "" when PHP
+// drops the variable. It allocates only when it renames.
 func phpName(k string) string {
-	return phpVarOf(k).String()
+	return phpname.Of(k).String()
 }
 
-// phpVar is a request variable's name as PHP names it (see phpName), read
-// without building that name: s, of which PHP renames some bytes to '_'
-// (see at).
-type phpVar struct {
-	s string // k up to a NUL, without leading spaces; "" when PHP drops k
-	// open is the index in s of the first '[', -1 without one; closed: a
-	// ']' follows it, and the array's indexes after it are kept.
-	open    int
-	closed  bool
-	renames bool // PHP renames some byte of s
-}
+// phpVar is a request variable's name as PHP names it, read without
+// building that name.
+type phpVar = phpname.Name
 
 // phpVarOf returns k as PHP names it.
-func phpVarOf(k string) phpVar {
-	if i := strings.IndexByte(k, 0); i >= 0 {
-		k = k[:i]
-	}
-	k = strings.TrimLeft(k, " ")
-	v := phpVar{s: k, open: strings.IndexByte(k, '[')}
-	end := len(k)
-	switch {
-	case v.open == 0:
-		return phpVar{open: -1}
-	case v.open > 0:
-		end = v.open
-		v.closed = strings.IndexByte(k[v.open+1:], ']') >= 0
-	}
-	v.renames = v.open > 0 && !v.closed || strings.ContainsAny(k[:end], " .")
-	return v
-}
-
-// at returns the byte PHP's name has at i, of s's bytes: '_' for a ' ' or
-// '.' before the array's indexes, and for a '[', ' ' or '.' from a '['
-// that no ']' follows.
-func (v phpVar) at(i int) byte {
-	c := v.s[i]
-	if (c == ' ' || c == '.') && !(v.closed && i > v.open) || c == '[' && !v.closed {
-		return '_'
-	}
-	return c
-}
-
-// String returns the name: s itself when PHP renames nothing of it.
-func (v phpVar) String() string {
-	if !v.renames {
-		return v.s
-	}
-	b := make([]byte, len(v.s))
-	for i := range b {
-		b[i] = v.at(i)
-	}
-	return string(b)
-}
-
-// equalFold reports whether v and w are one name in any case, as
-// strings.EqualFold compares their strings. It allocates nothing.
-func (v phpVar) equalFold(w phpVar) bool {
-	if !v.renames && !w.renames {
-		return strings.EqualFold(v.s, w.s)
-	}
-	i, j := 0, 0
-	for i < len(v.s) && j < len(w.s) {
-		r, n := v.runeAt(i)
-		q, m := w.runeAt(j)
-		if !foldEqual(r, q) {
-			return false
-		}
-		i, j = i+n, j+m
-	}
-	return i == len(v.s) && j == len(w.s)
-}
-
-// runeAt returns the rune of the name at byte i of s and its length in s,
-// a byte that is no UTF-8 being utf8.RuneError of length 1.
-func (v phpVar) runeAt(i int) (rune, int) {
-	if v.s[i] < utf8.RuneSelf {
-		return rune(v.at(i)), 1
-	}
-	return utf8.DecodeRuneInString(v.s[i:])
-}
-
-// foldEqual reports whether r and q are one rune under Unicode simple case
-// folding, as strings.EqualFold compares runes.
-func foldEqual(r, q rune) bool {
-	if r == q {
-		return true
-	}
-	if q < r {
-		r, q = q, r
-	}
-	if q < utf8.RuneSelf {
-		return 'A' <= r && r <= 'Z' && q == r+'a'-'A'
-	}
-	f := unicode.SimpleFold(r)
-	for f != r && f < q {
-		f = unicode.SimpleFold(f)
-	}
-	return f == q
-}
+func phpVarOf(k string) phpVar { return phpname.Of(k) }
 
 // trimValue returns v without the characters around it that an upstream
 // drops from a field's value before reading it, so that " alice" and

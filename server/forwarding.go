@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/sluice-dev/sluice/internal/phpname"
 )
 
 // clientJudge says who a request's peer and client are, as the middleware
@@ -160,7 +162,7 @@ func methodOverride(name string) bool {
 // string; Rack::MethodOverride (in Rails' default middleware) from a form
 // body; ASP.NET Core's UseHttpMethodOverride, given a form field, as
 // "_METHOD" in any case. A parameter is matched by its name in any case,
-// or by the name PHP gives it (phpVarName: ".method" and " _method" are
+// or by the name PHP gives it (phpname.Of: ".method" and " _method" are
 // Symfony's _method), in any case too.
 const methodParam = "_method"
 
@@ -186,7 +188,7 @@ func (o *overrides) add(v string) {
 // addParams adds the methods that vs's methodParam parameters name.
 func (o *overrides) addParams(vs url.Values) {
 	for k, list := range vs {
-		if strings.EqualFold(k, methodParam) || strings.EqualFold(phpVarName(k), methodParam) {
+		if strings.EqualFold(k, methodParam) || strings.EqualFold(phpname.Of(k).String(), methodParam) {
 			for _, v := range list {
 				o.add(v)
 			}
@@ -211,46 +213,13 @@ func (o *overrides) named(what string) (string, error) {
 	return o.method, nil
 }
 
-// phpVarName returns the name PHP gives a request variable sent as k, its
-// key in $_GET and $_POST (php_register_variable_ex of php-src's
-// main/php_variables.c; "Variables From External Sources" in the PHP
-// manual): k up to a NUL, without leading spaces, with each ' ' and '.'
-// as '_'. A '[' that a ']' follows opens an array's indexes, kept as they
-// are ("_method[]" names an array, no method); one that none follows is
-// '_', and so is each ' ', '.' and '[' after it. "" when PHP drops the
-// variable (its name is empty before a '['). It allocates only when it
-// renames.
-func phpVarName(k string) string {
-	if i := strings.IndexByte(k, 0); i >= 0 {
-		k = k[:i]
-	}
-	k = strings.TrimLeft(k, " ")
-	end := len(k) // the bytes PHP renames are before end
-	switch open := strings.IndexByte(k, '['); {
-	case open == 0:
-		return ""
-	case open > 0 && strings.IndexByte(k[open+1:], ']') >= 0:
-		end = open
-	}
-	if !strings.ContainsAny(k[:end], " .[") {
-		return k
-	}
-	b := []byte(k)
-	for i, c := range b[:end] {
-		if c == ' ' || c == '.' || c == '[' {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
-
 // sameHeaderName reports whether the header names a and b are one, in any
 // case and with "_" or "." for "-": CGI-style servers name a header's
 // variable HTTP_ and its name in upper case with "-" as "_" (Rack and
 // Puma, whose allow_underscore_headers is on by default, and WSGI servers
 // read X_Api_Key as HTTP_X_API_KEY), and PHP behind FastCGI (php-fpm
 // behind Caddy's php_fastcgi, which keeps a name's dots) registers that
-// variable with each "." as "_" too (phpVarName), so X.Api.Key is
+// variable with each "." as "_" too (phpname.Of), so X.Api.Key is
 // $_SERVER['HTTP_X_API_KEY'].
 func sameHeaderName(a, b string) bool {
 	if len(a) != len(b) {
