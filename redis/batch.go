@@ -262,7 +262,11 @@ type batcher struct {
 // own. A call whose context ends while it waits returns the context's
 // error and consumes nothing; one whose context ends while its run of
 // several calls is in flight returns when that run ends, its store
-// deadline at the latest.
+// deadline at the latest. So does a lone call that meets one of the
+// client's connections not yet made: rueidis makes it, handshake
+// included, under that call's deadline, not its cancellation, and every
+// call waiting for that connection gets that handshake's outcome (see
+// connector).
 func (b *batcher) apply(ctx context.Context, s *Store, c *call) error {
 	if ctx.Err() != nil {
 		return s.failCtx("apply script", ctx)

@@ -170,15 +170,21 @@ func TestShortCallerDeadlinesDoNotFailQueuedCalls(t *testing.T) {
 // A batched call alone in its run is bounded by its caller's context, as a
 // call that is not batched: cancelled while Redis does not answer, it
 // returns at once with context.Canceled, not when the store's timeout ends
-// the run.
+// the run. (The client's connections are made first: rueidis sends each
+// call on one of a few connections picked at random and makes one when
+// first used, its handshake bounded by the deadline of the call that needs
+// it, not by its cancellation; see batcher.apply.)
 func TestACallAloneInItsRunEndsWithItsContext(t *testing.T) {
 	const timeout = 2 * time.Second
 	srv := redistest.Standalone(t)
 	st := dialWithin(t, redis.Options{Addrs: []string{srv.Addr}, Timeout: timeout}, 5*time.Second)
 	defer st.Close()
 	check := sluice.Check{Key: "alone", Limit: sluice.FixedWindow(1000, time.Hour), Cost: 1}
-	if !decidesWithin(st, check, 5*time.Second) {
-		t.Fatal("no decision made by Redis in 5 s")
+	// 64 decisions in a row miss one of 4 connections with a chance of 1 in 10⁸.
+	for range 64 {
+		if !decidesWithin(st, check, 5*time.Second) {
+			t.Fatal("no decision made by Redis in 5 s")
+		}
 	}
 	srv.Pause()
 	defer srv.Resume()
