@@ -255,7 +255,7 @@ func (s *Server) observeScaled(res *httplimit.Result, took time.Duration, err er
 		s.undecided(err)
 		return
 	}
-	if s.opts.Failover != nil && s.decidedByFallback(res.Checks, took+time.Since(observed)) {
+	if s.opts.Failover != nil && s.decidedByFallback(res.Checks, s.decisionAge(res, took, observed)) {
 		s.metrics.fallbackRequests.Inc()
 	}
 	d := &res.Decision
@@ -293,6 +293,21 @@ func (s *Server) observeScaled(res *httplimit.Result, took time.Duration, err er
 // failover.Store.FellBack). Without a failover no decision falls back.
 func (s *Server) decidedByFallback(checks []sluice.Check, ago time.Duration) bool {
 	return s.opts.Failover != nil && s.opts.Failover.FellBack(checks, ago+fallbackSlack)
+}
+
+// decisionAge returns how long ago the decision of res, which took took
+// and had ended by observed, was asked for. Without Options.Clock the
+// middleware reads res.Now on the monotonic clock as the decision begins,
+// and the age is measured from it, so that a pause of this goroutine
+// between the middleware's measure of took and observed (the machine
+// busy) is counted too; with one, res.Now is that clock's, and the age is
+// took and the time since observed.
+func (s *Server) decisionAge(res *httplimit.Result, took time.Duration, observed time.Time) time.Duration {
+	age := took + time.Since(observed)
+	if !s.ownClock && !res.Now.IsZero() {
+		age = max(age, time.Since(res.Now))
+	}
+	return age
 }
 
 // fallbackSlack widens the span decidedByFallback asks about: the
