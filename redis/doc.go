@@ -176,11 +176,14 @@
 // reservation, and the refund leaves it alone rather than hand its units
 // out again. A key the refund restores gets back the TTL it had, which the
 // refund and a slot decided without writing lengthen as any refused call
-// does (see Keys). A bucket records what each pending reservation makes it
-// miss, for up to four pending at once, as other calls write it and other
-// reservations are refunded, in any order: the fifth pushes the oldest
-// out, and a refund of one no longer recorded gives back nothing (errs on
-// the side of refusing).
+// does (see Keys). A bucket records what each of its last four
+// reservations makes it miss (those of admitted calls among them: a
+// reservation is not known to be final when made), as other calls write
+// it and other reservations are refunded, in any order. The refund of one
+// no longer recorded gives back what the bucket misses because of it at
+// the least: its units less the bucket's refill since the reservation,
+// exact when no time passed between them, and otherwise a little less
+// than the reservation still holds (errs on the side of refusing).
 //
 // This is not one atomic step: between a reservation and its refund, other
 // calls see the reserved units as used (they may be refused although the

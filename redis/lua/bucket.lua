@@ -272,15 +272,21 @@ end
 --
 -- The refund of a cross-slot reservation (token) gives back its D instead
 -- (see pending): exactly what the bucket misses because of it. One the
--- bucket no longer records gives back nothing: its D reached 0, or more
--- than MAX_PENDING newer ones pushed it out, or the key was written by an
--- earlier version; the bound above may then give back too much, when m0
--- counted another reservation refunded since.
+-- bucket no longer records (its D reached 0, more than MAX_PENDING newer
+-- reservations pushed it out, admitted calls' among them, or the key was
+-- written by an earlier version) gives back the bound above as if the
+-- bucket had been full at t0 (m0 = 0): a difference between two worlds
+-- that refill alike shrinks by at most rq ticks a tick, so the bucket
+-- still misses at least need - rq·(t-t0) ticks because of it, whatever
+-- was written and refunded since. (The mark's own m0 may count another
+-- reservation refunded since, and give back too much.)
 function bucket.undo(c, st, mark, g, token)
   if (c.alg == GCRA or st.b > 0) and st.b ~= c.rq then
     return -- written under another rate: its ticks are not ours
   end
   local p = pending(c, st.g)
+  local colon = string.find(mark, ':', 1, true)
+  local t0, m0 = tonumber(string.sub(mark, 1, colon - 1)), tonumber(string.sub(mark, colon + 1))
   if token then
     for r, tok in ipairs(p and p.toks or {}) do
       if tok == token then
@@ -289,10 +295,8 @@ function bucket.undo(c, st, mark, g, token)
         return
       end
     end
-    return
+    m0 = 0
   end
-  local colon = string.find(mark, ':', 1, true)
-  local t0, m0 = tonumber(string.sub(mark, 1, colon - 1)), tonumber(string.sub(mark, colon + 1))
   local rq, need = c.rq, c.cost * c.rw
   local back = need
   local q0, r0 = divmod(m0, rq) -- m0 = q0·rq + r0
