@@ -11,9 +11,10 @@ import (
 // the forwarding header it believes from TrustedProxies (Forwarded or
 // X-Forwarded-For), the headers its rules require, leave out (Except) or
 // are keyed by, Cookie when a rule is keyed by a cookie, and last
-// Content-Type and Grpc-Timeout: Handler takes a gRPC or gRPC-Web call's
-// deadline from its grpc-timeout header (see Handler), and a rule keyed by
-// a form or JSON field reads the body of its Content-Type. The request's
+// Content-Type, Content-Encoding and Grpc-Timeout: Handler takes a gRPC or
+// gRPC-Web call's deadline from its grpc-timeout header (see Handler), and
+// a rule keyed by a form or JSON field reads the body of its Content-Type,
+// decoded as its Content-Encoding says. The request's
 // Host is read too (by rules' Hosts and the "host" key, and by patterns
 // naming a host), and so are its query string and body for a rule keyed by
 // a form or JSON field. An adapter that decides the requests of another protocol from its
@@ -63,6 +64,7 @@ func (m *Middleware) RequestHeaders() []string {
 		}
 	}
 	add("Content-Type")
+	add("Content-Encoding")
 	add("Grpc-Timeout")
 	return names
 }

@@ -12,7 +12,8 @@ import (
 
 // RequestHeaders names every header the middleware reads, once each, in
 // canonical form; by default, the API key headers, X-Forwarded-For, and
-// Content-Type and Grpc-Timeout, which Handler reads of every gRPC call.
+// Content-Type, Content-Encoding and Grpc-Timeout, which Handler reads of
+// every gRPC call and a body key reads.
 func TestRequestHeadersNameWhatTheMiddlewareReads(t *testing.T) {
 	st := memory.New()
 	t.Cleanup(func() { st.Close() })
@@ -23,7 +24,7 @@ func TestRequestHeadersNameWhatTheMiddlewareReads(t *testing.T) {
 		o    httplimit.Options
 		want []string
 	}{
-		{"defaults", httplimit.Options{Plans: plans}, []string{"Authorization", "X-Api-Key", "X-Forwarded-For", "Content-Type", "Grpc-Timeout"}},
+		{"defaults", httplimit.Options{Plans: plans}, []string{"Authorization", "X-Api-Key", "X-Forwarded-For", "Content-Type", "Content-Encoding", "Grpc-Timeout"}},
 		{"everything", httplimit.Options{Plans: plans, APIKeyHeaders: []string{"x-key"}, Tokens: &fakeTokens{},
 			TokenHeaders: []string{"authorization", "x-id-token"}, UserHeader: "x-user", PlanHeader: "x-plan",
 			ForwardedHeader: "Forwarded",
@@ -34,7 +35,7 @@ func TestRequestHeadersNameWhatTheMiddlewareReads(t *testing.T) {
 					Except: []httplimit.Match{{Headers: []httplimit.HeaderMatch{{Name: "x-internal-probe", Value: "1"}}}}},
 			}},
 			[]string{"X-Key", "Authorization", "X-Id-Token", "X-User", "X-Plan", "Forwarded", "X-Beta", "X-Tenant", "Cookie", "X-Internal-Probe",
-				"Content-Type", "Grpc-Timeout"}},
+				"Content-Type", "Content-Encoding", "Grpc-Timeout"}},
 	} {
 		m, err := httplimit.New(sluice.NewLimiter(st), c.o)
 		if err != nil {
