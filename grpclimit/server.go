@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -298,10 +299,12 @@ func answerOf(err error) int {
 // the metadata the middleware reads as headers, and the peer's address.
 // A call on a Unix-domain socket has the socket's address in its context
 // under http.LocalAddrContextKey, as net/http's Server puts it, so that
-// its peer is one for httplimit.Options.TrustUnixPeers.
+// its peer is a Unix one (see httplimit.Options.TrustUnixPeers), whatever
+// its address's text: the path the client bound its end to, which may
+// read as an IP address.
 func (s *Server) request(ctx context.Context, method string) *http.Request {
 	p, _ := peer.FromContext(ctx)
-	if p != nil && p.LocalAddr != nil && p.LocalAddr.Network() == "unix" {
+	if p != nil && unixAddr(p.LocalAddr) {
 		ctx = context.WithValue(ctx, http.LocalAddrContextKey, p.LocalAddr)
 	}
 	r := (&http.Request{Method: http.MethodPost, URL: &url.URL{Path: method}, Header: http.Header{}}).WithContext(ctx)
@@ -319,6 +322,19 @@ func (s *Server) request(ctx context.Context, method string) *http.Request {
 		r.RemoteAddr = p.Addr.String()
 	}
 	return r
+}
+
+// unixAddr reports whether a is the address of a Unix-domain socket: a
+// *net.UnixAddr, or an address of the network "unix" or "unixpacket".
+func unixAddr(a net.Addr) bool {
+	switch a := a.(type) {
+	case *net.UnixAddr:
+		return true
+	case net.Addr:
+		n := a.Network()
+		return n == "unix" || n == "unixpacket"
+	}
+	return false
 }
 
 // fields returns the RateLimit fields of h (and Retry-After) as metadata,

@@ -130,19 +130,145 @@ func splitLine(out []string, s string) []string {
 }
 
 // forParam returns the for= value of one Forwarded element
-// ("for=192.0.2.60;proto=http;by=203.0.113.43"), unquoted; "" if absent.
+// ("for=192.0.2.60;proto=http;by=203.0.113.43"), read by RFC 7239's
+// grammar: pairs of a name and a value separated by ";", a value a token
+// or a quoted-string (unquoted here), which may hold ";" and "=". It
+// returns "", a hop that cannot be parsed, when the element has no for,
+// when it does not parse, or when a parameter of RFC 7239 (for, by, host,
+// proto) occurs in it twice, which section 4 forbids: a proxy that writes
+// a client's Host unquoted (host=a;for=203.0.113.9) beside its own for
+// then makes the element unreadable, never the client's choice. Parameter
+// names are matched in any case; whitespace around ";" and "=", and an
+// unquoted value with characters a token lacks (":", "[", as in
+// for=192.0.2.60:8080), are accepted, as proxies write them.
 func forParam(elem string) string {
-	for _, pair := range strings.Split(elem, ";") {
-		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
-		if ok && strings.EqualFold(strings.TrimSpace(k), "for") {
-			v = strings.TrimSpace(v)
-			if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-				v = strings.ReplaceAll(v[1:len(v)-1], `\`, "")
+	var seen uint8 // the RFC 7239 parameters met, one bit each
+	var forValue string
+	s := elem
+	for {
+		s = trimOWS(s)
+		if s == "" {
+			return forValue
+		}
+		if s[0] == ';' { // an empty pair
+			s = s[1:]
+			continue
+		}
+		n := 0
+		for n < len(s) && isTchar(s[n]) {
+			n++
+		}
+		name := s[:n]
+		s = trimOWS(s[n:])
+		if name == "" || s == "" || s[0] != '=' {
+			return ""
+		}
+		s = trimOWS(s[1:])
+		var v string
+		if s != "" && s[0] == '"' {
+			var ok bool
+			if v, s, ok = quotedString(s); !ok {
+				return ""
 			}
-			return v
+		} else {
+			n = 0
+			for n < len(s) && s[n] > ' ' && s[n] < 0x7f && s[n] != '"' && s[n] != ';' && s[n] != ',' {
+				n++
+			}
+			if n == 0 {
+				return ""
+			}
+			v, s = s[:n], s[n:]
+		}
+		if s = trimOWS(s); s != "" && s[0] != ';' {
+			return ""
+		}
+		if bit := forwardedParam(name); bit != 0 {
+			if seen&bit != 0 {
+				return ""
+			}
+			seen |= bit
+			if bit == paramFor {
+				forValue = v
+			}
 		}
 	}
-	return ""
+}
+
+// The parameters RFC 7239 defines, as bits.
+const (
+	paramFor uint8 = 1 << iota
+	paramBy
+	paramHost
+	paramProto
+)
+
+// forwardedParam returns the bit of the RFC 7239 parameter named name, in
+// any case; 0 for an extension's.
+func forwardedParam(name string) uint8 {
+	switch {
+	case strings.EqualFold(name, "for"):
+		return paramFor
+	case strings.EqualFold(name, "by"):
+		return paramBy
+	case strings.EqualFold(name, "host"):
+		return paramHost
+	case strings.EqualFold(name, "proto"):
+		return paramProto
+	}
+	return 0
+}
+
+// quotedString reads the quoted-string (RFC 9110 section 5.6.4) s starts
+// with and returns its content, quoted-pairs unescaped, and the rest of s;
+// false if s holds none that closes, or a byte a quoted-string may not.
+func quotedString(s string) (content, rest string, ok bool) {
+	pairs := false // whether the content holds quoted-pairs
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c != '\t' && (c < ' ' || c == 0x7f):
+			return "", "", false
+		case c == '\\':
+			pairs = true
+			i++
+			if i == len(s) || s[i] != '\t' && (s[i] < ' ' || s[i] == 0x7f) {
+				return "", "", false
+			}
+		case c == '"':
+			content = s[1:i]
+			if pairs {
+				content = unescapeQuoted(content)
+			}
+			return content, s[i+1:], true
+		}
+	}
+	return "", "", false
+}
+
+// unescapeQuoted returns s, a quoted-string's well-formed content, with
+// each quoted-pair ("\x") replaced by the byte it quotes.
+func unescapeQuoted(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// isTchar reports whether c may be in a token (RFC 9110 section 5.6.2).
+func isTchar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// trimOWS returns s without the spaces and tabs it starts with.
+func trimOWS(s string) string {
+	return strings.TrimLeft(s, " \t")
 }
 
 // parseHop parses one hop: "192.0.2.60", "192.0.2.60:8080", "[2001:db8::1]",
@@ -192,18 +318,24 @@ func obfPort(s string) bool {
 }
 
 // unixListener reports whether r came in on a listener of a Unix-domain
-// socket, by the listener's address net/http's Server puts in the request's
-// context (http.LocalAddrContextKey); false when it is not there.
+// socket, by the local address net/http's Server puts in the request's
+// context (http.LocalAddrContextKey): a *net.UnixAddr, or an address of
+// the network "unix" or "unixpacket". False when there is none.
 func unixListener(r *http.Request) bool {
-	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || a == nil {
-		return false
+	switch a := r.Context().Value(http.LocalAddrContextKey).(type) {
+	case *net.UnixAddr:
+		return true
+	case net.Addr:
+		n := a.Network()
+		return n == "unix" || n == "unixpacket"
 	}
-	n := a.Network()
-	return n == "unix" || n == "unixpacket"
+	return false
 }
 
-// peerAddr parses http.Request.RemoteAddr; the zero Addr if it is not an IP.
+// peerAddr parses http.Request.RemoteAddr; the zero Addr if it is not an
+// IP. It does not say what the peer is: on a Unix-domain socket,
+// RemoteAddr is the path the client bound its end to, which may read as
+// an address (see identifier.peer).
 func peerAddr(remote string) netip.Addr {
 	if ap, err := netip.ParseAddrPort(remote); err == nil {
 		return ap.Addr().Unmap()

@@ -166,17 +166,31 @@ func trustedHeader(h http.Header, canonical string) string {
 	return ""
 }
 
-// peer returns r's immediate peer (not valid when RemoteAddr holds no IP
-// address) and whether it is a trusted proxy: an address of TrustedProxies,
-// or, with TrustUnixPeers, a peer without one on a Unix-socket listener.
-// A RemoteAddr that holds an address (a PROXY protocol header's, say) is
-// judged by it, whatever the listener.
+// peer returns r's immediate peer (not valid when it has no IP address)
+// and whether it is a trusted proxy: an address of TrustedProxies, or,
+// with TrustUnixPeers, a peer on a Unix-socket listener.
+//
+// The listener, not RemoteAddr's text, says whether the peer is a Unix
+// one (see unixListener): there RemoteAddr is the path the client bound
+// its end of the socket to, which it chooses and which may read as an
+// address ("198.51.100.7:1"). Without TrustUnixPeers a Unix peer has no
+// address, whatever RemoteAddr holds, and is never trusted. With it,
+// where every Unix peer may name any client in its forwarding headers, a
+// RemoteAddr that holds an address (written by a PROXY protocol reader or
+// a handler before the middleware) is judged by it, as on any listener.
+// A request with no listener in its context is judged by RemoteAddr.
 func (id *identifier) peer(r *http.Request) (netip.Addr, bool) {
-	a := peerAddr(r.RemoteAddr)
-	if a.IsValid() {
+	if !id.trustUnix {
+		if unixListener(r) {
+			return netip.Addr{}, false
+		}
+		a := peerAddr(r.RemoteAddr)
 		return a, id.isTrusted(a)
 	}
-	return a, id.trustUnix && unixListener(r)
+	if a := peerAddr(r.RemoteAddr); a.IsValid() {
+		return a, id.isTrusted(a)
+	}
+	return netip.Addr{}, unixListener(r)
 }
 
 // isTrusted reports whether a is a trusted proxy's address. A zoned one

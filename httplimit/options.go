@@ -82,18 +82,20 @@ type Options struct {
 	// Unix-domain socket trusted proxies, as nginx's
 	// "set_real_ip_from unix:" does: a reverse proxy on the same host that
 	// reaches the application over a socket (nginx proxy_pass
-	// http://unix:/run/app.sock). A Unix peer is a request whose RemoteAddr
-	// holds no IP address and whose context's http.LocalAddrContextKey (set
-	// by net/http's Server, and by grpclimit for a call on a Unix socket)
-	// is a Unix address; a RemoteAddr that holds one
-	// is judged by TrustedProxies, whatever the listener. Its forwarded
-	// client is then the client, as behind a trusted proxy of
-	// TrustedProxies; a request with no forwarded client is limited as
-	// "ip:unknown", every such request one client. False: a Unix peer is
-	// never trusted and has no address: every request over the socket is
-	// the one client "ip:unknown", on AnonymousPlan unless an API key or
-	// token names it, and the forwarding, user and plan headers are not
-	// believed.
+	// http://unix:/run/app.sock). A Unix peer is a request whose context's
+	// http.LocalAddrContextKey (set by net/http's Server, and by grpclimit
+	// for a call on a Unix socket) is a Unix address, whatever its
+	// RemoteAddr holds: there, the path the client bound its end to, which
+	// it chooses and which may read as an address. With TrustUnixPeers, a
+	// RemoteAddr that holds an address (a PROXY protocol reader's, a
+	// handler's) is judged by TrustedProxies, as on any listener; a Unix
+	// peer's forwarded client is otherwise the client, as behind a trusted
+	// proxy of TrustedProxies, and a request with no forwarded client is
+	// limited as "ip:unknown", every such request one client. False: a Unix
+	// peer is never trusted and has no address, whatever its RemoteAddr:
+	// every request over the socket is the one client "ip:unknown", on
+	// AnonymousPlan unless an API key or token names it, and the
+	// forwarding, user and plan headers are not believed.
 	TrustUnixPeers bool
 	// ForwardedHeader is the one forwarding header believed from trusted
 	// proxies: "x-forwarded-for" (the default when empty) or "forwarded"

@@ -95,11 +95,13 @@ func (m *Middleware) ResponseHeaders() []string {
 // (ForwardedHeader) that is not itself trusted. A hop that cannot be read
 // stops the walk at the proxy that reported it, whose address then stands
 // in for the client's: it identifies the client, but exempts it by
-// ExemptAddresses never. Not valid when the client
-// is a peer whose RemoteAddr holds no address (a Unix socket's).
+// ExemptAddresses never. Not valid when the client is a peer without an
+// address: an untrusted peer on a Unix socket, whatever its RemoteAddr
+// holds (see Options.TrustUnixPeers), or one whose RemoteAddr holds none.
 func (m *Middleware) ClientAddr(r *http.Request) netip.Addr {
 	if m.zero() {
-		return peerAddr(r.RemoteAddr) // no proxy is trusted
+		a, _ := (&identifier{}).peer(r) // no proxy is trusted
+		return a
 	}
 	peer, trusted := m.id.peer(r)
 	return clientAddr(r.Header, peer, trusted, m.id.isTrusted, m.id.useForwarded)
@@ -108,11 +110,12 @@ func (m *Middleware) ClientAddr(r *http.Request) netip.Addr {
 // Peer returns r's immediate peer, from its RemoteAddr, and whether it is a
 // trusted proxy, whose forwarding headers m believes: one of
 // TrustedProxies, or with TrustUnixPeers a peer on a Unix socket. The
-// address is not valid when RemoteAddr holds none (a Unix socket's peer,
-// trusted or not).
+// address is not valid for a peer on a Unix socket without
+// TrustUnixPeers, whatever its RemoteAddr holds, nor when RemoteAddr holds
+// none.
 func (m *Middleware) Peer(r *http.Request) (addr netip.Addr, trusted bool) {
 	if m.zero() {
-		return peerAddr(r.RemoteAddr), false
+		return (&identifier{}).peer(r)
 	}
 	return m.id.peer(r)
 }

@@ -190,7 +190,7 @@ var noStore = []string{"no-store"}
 // request is a stranger's: a program calling by another name, the host's
 // own included, sends a token.
 func (s *Server) callerOf(r *http.Request, authorizationIsClients bool) caller {
-	c := s.state.Load().access.identify(peerIP(r.RemoteAddr), r.TLS, requestToken(r, authorizationIsClients))
+	c := s.state.Load().access.identify(peerIP(r), r.TLS, requestToken(r, authorizationIsClients))
 	if !c.ambient || c.scopes == 0 || authorizationIsClients {
 		return c
 	}
@@ -292,8 +292,15 @@ func (s *Server) refuse(w http.ResponseWriter, c caller, need config.Scopes, aut
 	writeJSONProblem(w, http.StatusForbidden, "Forbidden", "The caller "+c.name+" does not hold the "+need.String()+" scope.")
 }
 
-func peerIP(remote string) netip.Addr {
-	if ap, err := netip.ParseAddrPort(remote); err == nil {
+// peerIP returns the IP address of r's peer, or the zero Addr when it has
+// none: a peer on a Unix-domain socket listener has none, whatever its
+// RemoteAddr holds (the path the client bound its end of the socket to,
+// which it chooses and which may read as an address, "127.0.0.1:1").
+func peerIP(r *http.Request) netip.Addr {
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && (a.Network() == "unix" || a.Network() == "unixpacket") {
+		return netip.Addr{}
+	}
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
 		return ap.Addr().Unmap()
 	}
 	return netip.Addr{}

@@ -578,10 +578,10 @@ func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request, c cal
 			return
 		}
 		s.ctl.Pin(l)
-		s.log.Info("degradation pinned", "caller", c.who(), "peer", peerIP(r.RemoteAddr).String(), "level", l.String())
+		s.log.Info("degradation pinned", "caller", c.who(), "peer", peerIP(r).String(), "level", l.String())
 	case http.MethodDelete:
 		s.ctl.Unpin()
-		s.log.Info("degradation unpinned", "caller", c.who(), "peer", peerIP(r.RemoteAddr).String())
+		s.log.Info("degradation unpinned", "caller", c.who(), "peer", peerIP(r).String())
 	}
 	writeJSON(w, http.StatusOK, s.ctl.State())
 }

@@ -174,7 +174,7 @@ func (s *Server) handleKeyReset(w http.ResponseWriter, r *http.Request, c caller
 	for i, l := range limits {
 		names[i] = l.Name()
 	}
-	s.log.Info("keys reset", "caller", c.who(), "peer", peerIP(r.RemoteAddr).String(), "subject", subject, "limits", names, "forgot", forgot)
+	s.log.Info("keys reset", "caller", c.who(), "peer", peerIP(r).String(), "subject", subject, "limits", names, "forgot", forgot)
 	writeJSON(w, http.StatusOK, map[string]any{"subject": subject, "limits": names, "forgot": forgot})
 }
 
@@ -213,7 +213,7 @@ func (s *Server) handleKeyPenalize(w http.ResponseWriter, r *http.Request, c cal
 		s.keysError(w, err)
 		return
 	}
-	s.log.Info("keys penalize", "caller", c.who(), "peer", peerIP(r.RemoteAddr).String(), "subject", subject, "for", d)
+	s.log.Info("keys penalize", "caller", c.who(), "peer", peerIP(r).String(), "subject", subject, "for", d)
 	writeJSON(w, http.StatusOK, map[string]any{"subject": subject, "penalizedForMs": ceilMs(d)})
 }
 

@@ -17,14 +17,14 @@ import (
 // proxyProtocolListener reads a PROXY protocol header (version 1 or 2) on
 // the connections of ln whose peer the configuration in force lists in
 // proxy_protocol: such a peer must send one within timeout, and the
-// connection's RemoteAddr is then the client the header names, its
-// LocalAddr still ln's socket (see headerConn.LocalAddr). A
-// connection from a listed peer that sends anything else first, or a
-// malformed header, is refused before a request is read (http.Server
-// answers 400) and counted by invalid; one that closes without sending a
-// byte, as a TCP health check does, is not counted. Connections from any
-// other peer are not read for a header: one they send is the start of a
-// malformed request.
+// connection's RemoteAddr is then the client the header names (see
+// headerConn.RemoteAddr), its LocalAddr still ln's socket (see
+// headerConn.LocalAddr). A connection from a listed peer that sends
+// anything else first, or a malformed header, is refused before a request
+// is read (http.Server answers 400) and counted by invalid; one that
+// closes without sending a byte, as a TCP health check does, is not
+// counted. Connections from any other peer are not read for a header: one
+// they send is the start of a malformed request.
 //
 // The list follows reloads, but whether the listener reads headers at all
 // is fixed when it starts, as its TLS is (listenerTLS): after a reload
@@ -112,6 +112,20 @@ func (c *headerConn) Read(b []byte) (n int, err error) {
 // connection pass for one accepted on a Unix-domain socket, whose peers
 // identity.trusted_proxies' "unix:" trusts.
 func (c *headerConn) LocalAddr() net.Addr { return c.Conn.Raw().LocalAddr() }
+
+// RemoteAddr returns the client the PROXY header names, or the peer's
+// address when the header names none (LOCAL, UNSPEC). The client of a
+// header of the AF_UNIX family has no IP address: it is a Unix address
+// without a name, not the source path the header carries, which the
+// client chose (it binds its socket before connecting) and which may read
+// as an address ("198.51.100.7:1") to whatever parses RemoteAddr.
+func (c *headerConn) RemoteAddr() net.Addr {
+	a := c.Conn.RemoteAddr()
+	if _, ok := a.(*net.UnixAddr); ok { // only a header's: a listed peer is on TCP
+		return &net.UnixAddr{Net: "unix"}
+	}
+	return a
+}
 
 // Write writes b to the connection; once the connection is refused, past
 // proxyproto.Conn, which would fail it with a malformed header's error.
