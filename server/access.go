@@ -206,14 +206,27 @@ func (s *Server) callerOf(r *http.Request, authorizationIsClients bool) caller {
 // fromAnotherSite reports whether r is a browser's on behalf of a page
 // that is not the admin listener's own: a state-changing request from
 // another origin (Sec-Fetch-Site, else Origin against Host: cross-site
-// request forgery), or, for loopback's scopes, a browser's request (one
-// with Sec-Fetch-Site or Origin) whose Host is not a loopback name or
-// address (a name of another site rebound to 127.0.0.1, whose page could
-// read the answers), answered as a browser's (refuse).
+// request forgery); a read a page of another site (or a sibling, same-site)
+// makes — a fetch, an image, a frame, a script: anything but the top-level
+// navigation a link makes, whose answer only the browser's user sees —
+// which it cannot read, but which spends the caller's slots (the scrapes
+// and dashboard reads answered at once) and its work on that page's
+// behalf; or, for loopback's scopes, a browser's request (one with
+// Sec-Fetch-Site or Origin) whose Host is not a loopback name or address
+// (a name of another site rebound to 127.0.0.1, whose page could read the
+// answers), answered as a browser's (refuse). A browser too old to send
+// Sec-Fetch-Site is told apart by Origin, which it sends on a
+// state-changing request only.
 func (s *Server) fromAnotherSite(r *http.Request, loopback bool) bool {
-	browser := r.Header.Get("Sec-Fetch-Site") != "" || r.Header.Get("Origin") != ""
-	if loopback && browser && !loopbackHost(r.Host) {
+	site := r.Header.Get("Sec-Fetch-Site")
+	if loopback && (site != "" || r.Header.Get("Origin") != "") && !loopbackHost(r.Host) {
 		return true
+	}
+	if site == "cross-site" || site == "same-site" {
+		dest := r.Header.Get("Sec-Fetch-Dest")
+		if r.Header.Get("Sec-Fetch-Mode") != "navigate" || dest != "document" && dest != "" {
+			return true
+		}
 	}
 	return s.crossOrigin.Check(r) != nil
 }
