@@ -14,8 +14,10 @@ import (
 // algorithm: out-of-range values are clamped, never trusted to create
 // capacity.
 type State struct {
-	// T is a time in µs since Epoch: the window start (fixed window,
-	// sliding counter) or a bucket's theoretical arrival time, when it is
+	// T is a time in µs since Epoch: a fixed window's last charge (its
+	// Status.Charged; in a state of an earlier version, its window's
+	// start), whose window the count belongs to; a sliding counter's
+	// window start; or a bucket's theoretical arrival time, when it is
 	// full again (token bucket, leaky bucket, GCRA).
 	T int64
 	// A is a count of units (fixed window, sliding counter's current

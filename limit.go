@@ -17,8 +17,8 @@ const (
 	// about 407 days. A fixed window may be up to MaxFixedWindow.
 	MaxWindow = time.Duration(1<<45) * time.Microsecond
 	// MaxFixedWindow is the longest Window of a fixed-window Limit: 2^46 µs,
-	// about 814 days, twice MaxWindow. A fixed window's state is the start
-	// of its window and a count, and deciding it takes a window's start and
+	// about 814 days, twice MaxWindow. A fixed window's state is the time
+	// of its last charge and a count, and deciding it takes a window's start and
 	// end, never a product of the window with a quantity, so it stays exact
 	// over longer windows than the other algorithms (whose arithmetic
 	// multiplies a window by a quantity) allow.

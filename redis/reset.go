@@ -38,7 +38,8 @@ var loadResetScript = onceScript("reset.lua")
 // the reset's µs; a lease's time), and a second more. That
 // time is no earlier than any the deleted state records having counted (a
 // log's newest entry, a lease stamped ahead of the clock; a state's
-// creation or window start, ahead of a clock that stepped back), and a
+// creation, a fixed window's last charge or a sliding counter's window
+// start, ahead of a clock that stepped back), and a
 // concurrency limit's lease book starts afresh with an entry of no units
 // at that time, so that every lease taken since is stamped after it, as on
 // the memory store. Before that run, it appends to the

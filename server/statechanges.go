@@ -9,6 +9,7 @@ import (
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/calendartext"
 )
 
 // The endings of the line of a new limit: how to keep the state of a limit
@@ -41,9 +42,12 @@ func reloadStateChanges(old, cur *config.Config) []string {
 // keeps a limit's state under its ID (its name unless the config sets id:)
 // and algorithm, so a limit whose algorithm changes starts afresh, and so
 // does a limit renamed without an id. A change of quantity, window or
-// burst keeps the state. Each plan's limits are compared with that plan's
-// before, for the clients that stay on it (plans often share a name, as
-// per-minute in free and pro, each with its own algorithm), and the line
+// burst keeps the state; a calendar moved to another zone or start keeps
+// a client's window in progress if its last charge falls in the new
+// calendar's window in progress, until that window ends, and says so.
+// Each plan's limits are compared with that plan's before, for the
+// clients that stay on it (plans often share a name, as per-minute in free
+// and pro, each with its own algorithm), and the line
 // names the plan; a plan new in cur is not told, its clients coming from
 // other plans. A rule's limits are kept under the rule's name and theirs,
 // so a renamed rule starts afresh whatever its limits' ids.
@@ -130,9 +134,22 @@ func limitChanges(before, after limitIndex, owner, hint string) []string {
 			out = append(out, fmt.Sprintf("%slimit %q is renamed %q and keeps its state (id %q)", owner, prev.Name(), l.Name(), id))
 		case !ok:
 			out = append(out, fmt.Sprintf("%slimit %q is new and starts afresh %s", owner, l.Name(), hint))
+		case calendarMoved(prev, l):
+			out = append(out, fmt.Sprintf("%slimit %q is whole again %s, was %s: a client's count of the %s in progress is kept if its last charge falls in the new calendar's %s in progress, until that %s ends",
+				owner, l.Name(), calendartext.WholeAgain(l), calendartext.WholeAgain(prev), l.Period(), l.Period(), l.Period()))
 		}
 	}
 	return out
+}
+
+// calendarMoved reports whether cur moves the calendar of prev, one
+// period's, to another zone or start (its offset). A fixed window's count
+// belongs to the window that holds its last charge (see internal/algo's
+// FixedWindow), so under the new calendar it is kept while that charge
+// falls in the window in progress.
+func calendarMoved(prev, cur sluice.Limit) bool {
+	p := cur.Period()
+	return p != 0 && prev.Period() == p && prev.Offset() != cur.Offset()
 }
 
 // limitIndex is the limits of one owner (a plan, the global limits, a key,

@@ -20,9 +20,10 @@ func Refundable(k Kind) bool {
 // the window that counted them still counts them, and s unchanged once it
 // no longer does (or for a kind Refundable rejects).
 //
-// The fixed window takes them from its count while T is the window of at;
-// the sliding counter from its current count while T is that window, from
-// its previous count while T is the window after; the sliding log from the
+// The fixed window takes them from its count while T (its last charge, or
+// its window's start as earlier versions wrote it) falls in the window of
+// at; the sliding counter from its current count while T is that window,
+// from its previous count while T is the window after; the sliding log from the
 // entries stamped at, newest first (those not yet dropped from the log,
 // whether or not they have expired). The returned Log never shares storage
 // with s.Log. Refund of the same charge twice takes it back twice: the
@@ -35,7 +36,8 @@ func Refund(p *Params, s State, at, cost int64) State {
 	}
 	switch p.Kind {
 	case KindFixedWindow:
-		if start, _ := p.Window(ClampTime(at)); s.T == start {
+		counted, _ := p.Window(ClampTime(s.T))
+		if start, _ := p.Window(ClampTime(at)); counted == start {
 			s.A = max(s.A-cost, 0)
 		}
 	case KindSlidingCounter:

@@ -1,5 +1,6 @@
 -- fixed_window.lua: sluice.AlgorithmFixedWindow (internal/algo/fixed_window.go).
--- t = start of the window the count belongs to, a = units admitted in it
+-- t = the time of the last charge (its receipt; an earlier version's state:
+-- its window's start), a = units admitted in the window of c that holds t
 -- (a string, see state.lua). Only a window's start and end and differences
 -- of times: exact for w up to 2^46 µs (sluice.MaxFixedWindow, arith.lua),
 -- and for calendar periods.
@@ -16,6 +17,13 @@ local function fw_window(c, t)
     return start, start + c.w
   end
   return calendar_window(c.period, c.off, t)
+end
+
+-- fw_counted returns the start of c's window that holds t, a state's t:
+-- the window its count belongs to.
+local function fw_counted(c, t)
+  local start = fw_window(c, clamp_time(t))
+  return start
 end
 
 -- Go twin: internal/algo.FixedWindow
@@ -37,8 +45,8 @@ function fixed_window.decide(c, st, now, cost, v, nxt)
     v.retry = stop - now
   elseif cost > 0 then
     count = count + cost
-    nxt.t, nxt.a, admitted = start, count, true
     v.charged = math.max(now, start)
+    nxt.t, nxt.a, admitted = v.charged, count, true
   end
   v.rem = math.max(q - count, 0)
   if count > 0 then
@@ -51,15 +59,16 @@ function fixed_window.write(c, st, nxt, g, ttl)
   put(c, st, g, nxt.t, nxt.a, 0, ttl)
 end
 
--- mark is the undo mark of a write of nxt: the window's start.
+-- mark is the undo mark of a write of nxt: the start of its window.
 function fixed_window.mark(c, nxt)
-  return nxt.t
+  return fw_counted(c, nxt.t)
 end
 
 -- undo takes back cost units admitted in the window starting at mark, if
--- the key still counts that window.
+-- the key still counts that window (its t falls in it).
+-- Go twin: internal/algo.Refund
 function fixed_window.undo(c, st, mark, g)
-  if st.t == tonumber(mark) then
+  if fw_counted(c, st.t) == tonumber(mark) then
     put(c, st, g, st.t, math.max(st.a - c.cost, 0), 0, nil)
   end
 end

@@ -8,8 +8,9 @@
 -- records it: the latest of the script's time, the time of a reset the key
 -- still records, and the latest time the deleted state records (see
 -- held_until: a log's newest entry, stamped a µs after the one before and
--- maybe ahead of the clock; a string state's creation, or its window's
--- start, ahead of a clock that stepped back since). A
+-- maybe ahead of the clock; a string state's creation, a fixed window's
+-- last charge or a sliding counter's window start, ahead of a clock that
+-- stepped back since). A
 -- concurrency limit's lease book is replaced by a book holding one entry
 -- of no units at that time (memory's seedLeases): its next lease is
 -- stamped at least a µs after it, so that no lease taken since has the
@@ -33,10 +34,11 @@
 -- lease, see above, does not) and the latest time the state records having
 -- counted, which the reset must not precede (nil: none). A log's newest
 -- entry is exact. A state in a string records no time of its latest
--- decision: its born (when it was created) and a window's start (t of a
--- fixed window or sliding counter; a bucket's t is not such a time,
--- GCRA's lies ahead of it) are the latest times it records, which every
--- receipt or lease it gave is at or after.
+-- decision but a fixed window's, whose t is its last charge's receipt
+-- (an earlier version's: its window's start): its born (when it was
+-- created) and that t, or a sliding counter's window start (a bucket's t
+-- is not such a time, GCRA's lies ahead of it), are the latest times it
+-- records.
 -- (The memory store's counterparts, no algorithm's twin: its shard's
 -- newestLease for a lease book, its clock's notBefore, the store's latest
 -- time, which a state does not keep.)
