@@ -38,7 +38,10 @@ func TestCostsBesideManyExemptRoutesLoadQuickly(t *testing.T) {
 			t.Errorf("unexpected error %v", e)
 		}
 	}
-	if took > 3*time.Second {
-		t.Errorf("Parse took %v, want under 3s", took)
+	// Under the race detector on a loaded 2-core machine this Parse takes
+	// up to about 3.5s; the ServeMux for each cost, plan and route took
+	// 15s of a core without it.
+	if took > 10*time.Second {
+		t.Errorf("Parse took %v, want under 10s", took)
 	}
 }

@@ -29,7 +29,10 @@ func TestManyDegradationPatternsLoadQuickly(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("error:\n%v\nwant exactly:\n%s", err, want)
 	}
-	if took > 3*time.Second {
-		t.Errorf("Parse took %v, want under 3s", took)
+	// Under the race detector on a loaded 2-core machine this Parse takes
+	// up to about 1.5s; a ServeMux for each pair took 9s of a core without
+	// it.
+	if took > 6*time.Second {
+		t.Errorf("Parse took %v, want under 6s", took)
 	}
 }
