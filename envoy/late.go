@@ -26,6 +26,13 @@ import (
 // one), so there is no lease to release. A refund that fails leaves the
 // charges counted, and is logged. d is left as it is without a deadline,
 // or with one that every queue's turn starts by.
+//
+// Only a check that waits (a Delay above 0) can be late: one without a
+// delay keeps its status whatever the deadline, a deadline that passed
+// before the decision too, so that settle marks no window over for a
+// refusal made for lack of time. A request that the store decided is
+// answered so even when its deadline has passed; the context's error
+// answers one that the store did not decide (see grpcError).
 func (s *Service) refuseLate(ctx context.Context, p *plan, d *sluice.Decision) {
 	deadline, ok := ctx.Deadline()
 	if !ok || !d.Allowed || d.Delay == 0 {
@@ -39,7 +46,7 @@ func (s *Service) refuseLate(ctx context.Context, p *plan, d *sluice.Decision) {
 	d.Allowed, d.Violated = false, d.Violated[:0]
 	for i := range p.checks {
 		st, l := &d.Statuses[i], p.checks[i].Limit
-		if l.Shadow() || st.Delay <= left {
+		if l.Shadow() || st.Delay == 0 || st.Delay <= left {
 			continue
 		}
 		st.Allowed, st.RetryAfter = false, st.Delay

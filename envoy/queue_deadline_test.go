@@ -26,6 +26,23 @@ descriptors:
     rate_limit: {name: per-client, unit: minute, requests_per_unit: 5}
 `
 
+// lateQueueRules are queueRules with a queue of 10 a minute (one turn
+// every 6s) that waits up to a minute: a call's deadline of lateDeadline
+// falls well before its next turn, yet leaves a gRPC round trip time
+// enough on a loaded machine (Envoy's 20ms would not).
+const lateQueueRules = `
+domain: api
+descriptors:
+  - key: upload
+    rate_limit: {unit: minute, requests_per_unit: 10, algorithm: leaky-bucket, burst: 1, max_wait: 1m}
+  - key: client
+    rate_limit: {name: per-client, unit: minute, requests_per_unit: 5}
+`
+
+// lateDeadline is the deadline of a call whose turn in lateQueueRules'
+// queue is 6s away.
+const lateDeadline = 2 * time.Second
+
 // askWithin sends req with a deadline timeout away and returns its answer
 // and how long it took.
 func (h *harness) askWithin(timeout time.Duration, req *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, time.Duration) {
@@ -51,19 +68,20 @@ func (h *harness) askWithin(timeout time.Duration, req *rlsv3.RateLimitRequest) 
 func TestQueueTurnAfterTheDeadlineIsRefusedAtOnce(t *testing.T) {
 	var observed envoy.Outcome
 	var observedErr error
-	h := serve(t, queueRules, envoy.Options{Observer: func(res *envoy.Result, _ time.Duration, err error) {
+	h := serve(t, lateQueueRules, envoy.Options{Observer: func(res *envoy.Result, _ time.Duration, err error) {
 		observed, observedErr = res.Descriptors[0], err
 	}})
 	u := desc("upload", "x")
 	h.ask(request("api", 0, u)) // the burst: admitted at once
-	// The next turn is 100ms away; the bucket is full again 100ms later.
-	resp, took := h.askWithin(20*time.Millisecond, request("api", 0, u))
-	h.expect(resp, over, status{over, ":10/SECOND", 0, 200 * time.Millisecond})
-	if got := headerText(resp.ResponseHeadersToAdd); !strings.Contains(got, "Retry-After: 1\n") {
-		t.Errorf("headers:\n%swant a Retry-After of 1 (the 100ms turn, in whole seconds)", got)
+	// The next turn is 6s away (the clock stands still); the bucket is
+	// full again 6s later.
+	resp, took := h.askWithin(lateDeadline, request("api", 0, u))
+	h.expect(resp, over, status{over, ":10/MINUTE", 0, 12 * time.Second})
+	if got := headerText(resp.ResponseHeadersToAdd); !strings.Contains(got, "Retry-After: 6\n") {
+		t.Errorf("headers:\n%swant a Retry-After of 6 (the 6s turn)", got)
 	}
-	if took >= 100*time.Millisecond {
-		t.Errorf("answered after %v: want at once, not at the turn (100ms)", took)
+	if took >= 6*time.Second {
+		t.Errorf("answered after %v: want at once, not at the turn (6s)", took)
 	}
 	if observedErr != nil || observed.Result != "limited" {
 		t.Errorf("observers told %q, error %v; want limited, no error", observed.Result, observedErr)
@@ -76,12 +94,12 @@ func TestQueueTurnAfterTheDeadlineIsRefusedAtOnce(t *testing.T) {
 // in any refused request. (The queue's own turn stays spent: a bucket
 // keeps no receipt.)
 func TestQueueTurnAfterTheDeadlineGivesBackTheWindowsCharge(t *testing.T) {
-	h := serve(t, queueRules)
+	h := serve(t, lateQueueRules)
 	u, c := desc("upload", "x"), desc("client", "c1")
 	h.ask(request("api", 0, u, c)) // the burst: per-client counts 1
-	resp, _ := h.askWithin(20*time.Millisecond, request("api", 0, u, c))
+	resp, _ := h.askWithin(lateDeadline, request("api", 0, u, c))
 	h.expect(resp, over,
-		status{over, ":10/SECOND", 0, 200 * time.Millisecond},
+		status{over, ":10/MINUTE", 0, 12 * time.Second},
 		status{ok, "per-client:5/MINUTE", 4, time.Minute})
 	h.expect(h.ask(request("api", 0, c)), ok, status{ok, "per-client:5/MINUTE", 3, time.Minute})
 }
@@ -108,11 +126,15 @@ func TestQueueTurnAfterTheDeadlineStaysCountedWhenTheRefundFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := memory.New(memory.WithSweepInterval(0))
+	// The clock stands still: the queue's next turn stays 100ms away
+	// however long the machine takes between the two requests.
+	clock := &fakeClock{}
+	clock.us.Store(sluice.MicrosSinceEpoch(start))
+	mem := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
 	t.Cleanup(func() { mem.Close() })
 	var logs bytes.Buffer
 	svc, err := envoy.NewService(sluice.NewLimiter(struct{ sluice.Store }{mem}), rules,
-		envoy.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		envoy.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Clock: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
