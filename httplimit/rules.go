@@ -175,7 +175,8 @@ type Rule struct {
 	//     is, in lower case (the username of a login form: "Alice" and
 	//     "alice" are one count);
 	//   - "json:<path>": a field of a JSON object body (application/json
-	//     or +json, after a leading byte order mark), names joined by dots,
+	//     or +json, or without a Content-Type when the body opens an
+	//     object; after a leading byte order mark), names joined by dots,
 	//     at most four ("user.email"): a string, in lower case, a whole
 	//     number or a boolean. Form and JSON
 	//     fields are read from bodies of at most MaxKeyBody bytes, once per

@@ -14,7 +14,7 @@ const maxJSONDepth = 4
 // of a JSON object body, after one leading byte order mark (see
 // withoutBOM): a string without the whitespace around it (see trimValue),
 // a whole number, true or false; "" for anything else or a body that is
-// not JSON (see jsonType). Each name is matched in any case, as encoding/json matches a
+// not JSON (see jsonType, readJSON). Each name is matched in any case, as encoding/json matches a
 // struct's fields: a member under another casing alone is the field, and
 // an object with two members of a name of path is ambiguous: of two the
 // same, encoding/json and JavaScript read the last, gjson and jsonparser
@@ -75,10 +75,15 @@ func (f *requestFacts) jsonField(rd bodyReading, path string) (one fieldValues) 
 // followed by more), whose field a lenient reader may still find (gjson
 // skips what comes before an object). Such a body read as sent, of a
 // content coding, is kept as garbled instead: its field is ambiguous only
-// where a lenient reader may find it (see mayNameMember). A body of
-// another type, or an empty one, has no field.
+// where a lenient reader may find it (see mayNameMember). A body without
+// a Content-Type is JSON when, so read, it starts with an object ('{'
+// after a byte order mark and whitespace), as FastAPI and a Go handler
+// decoding r.Body read it; one that could not be read may be. A body of
+// another type, an untyped one that starts otherwise, or an empty one,
+// has no field.
 func (f *requestFacts) readJSON(rd bodyReading) bool {
-	if !jsonType(f.r) {
+	typed := jsonType(f.r)
+	if !typed && !untyped(f.r) {
 		return true
 	}
 	fs := f.reqBody.fields(rd)
@@ -87,6 +92,7 @@ func (f *requestFacts) readJSON(rd bodyReading) bool {
 	switch {
 	case !ok:
 		return false
+	case !typed && !opensObject(body): // untyped, and no JSON object: no field
 	case len(bytes.TrimLeft(body, " \t\r\n")) == 0 || json.Valid(body):
 		fs.json = body
 	case rd == bodySent:
@@ -187,4 +193,18 @@ func jsonMember(data []byte, path string) (v any, ambiguous bool) {
 func jsonType(r *http.Request) bool {
 	t, ct := mediaType(r), r.Header.Get("Content-Type")
 	return t == "application/json" || strings.HasSuffix(t, "+json") || strings.Contains(ct, "/json") || strings.Contains(ct, "+json")
+}
+
+// untyped reports whether r's body has no Content-Type: none, or one of
+// whitespace alone, which FastAPI reads as none (its body is read as JSON)
+// and a Go handler decoding r.Body never consults.
+func untyped(r *http.Request) bool {
+	return strings.Trim(r.Header.Get("Content-Type"), " \t") == ""
+}
+
+// opensObject reports whether body, after the whitespace JSON allows
+// before a value, starts a JSON object.
+func opensObject(body []byte) bool {
+	body = bytes.TrimLeft(body, " \t\r\n")
+	return len(body) > 0 && body[0] == '{'
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/http/httputil"
+	"net/textproto"
 	"net/url"
 	"os"
 	"slices"
@@ -181,6 +182,67 @@ func invalidUpgrade(h http.Header) bool {
 		}
 	}
 	return false
+}
+
+// hopByHop are the fields of a request that httputil.ReverseProxy does not
+// forward whatever its Connection field names (RFC 9110 §7.6.1; RFC 2616
+// §13.5.1), canonical.
+var hopByHop = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+// asForwarded removes from h, the header of a request the proxy is to
+// forward, the fields httputil.ReverseProxy removes before the upstream
+// sees them, so that the limits judge the request the upstream gets: every
+// field a Connection field names (each of its lines, a comma-separated
+// list, a name matched in any case as Header.Del matches it) and the
+// hop-by-hop fields (hopByHop). It keeps, as the proxy does, "Te: trailers"
+// of a request whose TE lists trailers (a gRPC call's), and "Connection:
+// Upgrade" with the first Upgrade value of one asking to switch protocols.
+// It allocates only for a request switching protocols.
+func asForwarded(h http.Header) {
+	conn := h["Connection"]
+	upgrade := ""
+	if httpguts.HeaderValuesContainsToken(conn, "Upgrade") {
+		upgrade = h.Get("Upgrade")
+	}
+	te := h["Te"]
+	trailers := httpguts.HeaderValuesContainsToken(te, "trailers")
+	for _, line := range conn {
+		for line != "" {
+			var name string
+			name, line, _ = strings.Cut(line, ",")
+			if name = textproto.TrimString(name); name != "" {
+				delFold(h, name)
+			}
+		}
+	}
+	for _, name := range hopByHop {
+		delete(h, name)
+	}
+	if trailers {
+		te[0] = "trailers"
+		h["Te"] = te[:1]
+	}
+	if upgrade != "" {
+		h.Set("Connection", "Upgrade")
+		h.Set("Upgrade", upgrade)
+	}
+}
+
+// delFold removes from h every field whose name is name in any case: what
+// h.Del(name) removes of a request's header, whose names net/http has made
+// canonical, without making name canonical (an allocation when it is not).
+// A name that is no field name is removed as it is, as Del does.
+func delFold(h http.Header, name string) {
+	if !httpguts.ValidHeaderFieldName(name) {
+		h.Del(name)
+		return
+	}
+	for k := range h {
+		if strings.EqualFold(k, name) {
+			delete(h, k)
+		}
+	}
 }
 
 // paramOverride returns the method by which the limits of st judge r, and

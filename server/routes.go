@@ -25,7 +25,10 @@ import (
 // escapes kept (resolveDotSegments) — so the upstream gets the path the
 // limiter judged, which no reading of its escapes resolves further.
 // An offer to upgrade to HTTP/2 (Upgrade: h2c) is ignored: the upstream
-// gets requests one by one, each judged.
+// gets requests one by one, each judged. The limits judge a request
+// without the fields the proxy does not forward (see asForwarded): a
+// header a client names in its Connection field, which the upstream never
+// sees, neither matches a rule nor leaves a request out of one.
 func (s *Server) publicRoutes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -55,6 +58,7 @@ func (s *Server) publicRoutes() http.Handler {
 				return
 			}
 		}
+		asForwarded(r.Header)
 		s.protect(w, r)
 	})
 	return ownMuxAnswers(mux)
