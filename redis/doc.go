@@ -179,19 +179,26 @@
 // does (see Keys). A bucket records what each of its last four
 // reservations makes it miss (those of admitted calls among them: a
 // reservation is not known to be final when made), as other calls write
-// it and other reservations are refunded, in any order. The refund of one
-// no longer recorded gives back what the bucket misses because of it at
-// the least: its units less the bucket's refill since the reservation,
-// exact when no time passed between them, and otherwise a little less
-// than the reservation still holds (errs on the side of refusing).
+// it under the same rate and other reservations are refunded, in any
+// order; a write under another rate (a reload, a degradation level)
+// forgets them. The refund of one no longer recorded gives back what the
+// bucket misses because of it at the least: its units less the bucket's
+// refill since the reservation, exact when no time passed between them,
+// and otherwise a little less than the reservation still holds (errs on
+// the side of refusing). The refill is counted up to the bucket's last
+// write, which after the store's clock stepped back may be dated before
+// a write that had already refilled the reservation away: such a refund
+// then gives back up to the bucket's refill over the step, and never more
+// than the reservation's units, beyond the limit (docs/decisions.md).
 //
 // This is not one atomic step: between a reservation and its refund, other
 // calls see the reserved units as used (they may be refused although the
 // call that reserved them will not be admitted), and the slots are decided
 // at slightly different Redis times. It never admits more than a limit
-// allows. Refunds run on a context of their own, bounded by the store's
-// timeout: a caller whose context ends meanwhile does not strand them. If
-// Redis fails in the middle, the store returns an error after a
+// allows, but for a refund after a clock step back (above). Refunds run
+// on a context of their own, bounded by the store's timeout: a caller
+// whose context ends meanwhile does not strand them. If Redis fails in
+// the middle, the store returns an error after a
 // best-effort refund; a refund that fails too leaves the reservation in
 // place, which errs on the side of refusing, and is counted
 // (Store.Unrefunded). A refusal a slot decided stays a refusal whatever

@@ -128,7 +128,12 @@ end
 -- reservation R then gives back D_{R} exactly, and leaves D'_S = D_S∪{R} -
 -- D_{R}. A reservation's call that was admitted is never refunded: its
 -- entry goes when its own D reaches 0 (nothing left to give back), or
--- when newer ones push it out.
+-- when newer ones push it out. The ticks are those of the rate that wrote
+-- them (b): a write under another rate (a reload, a degradation level)
+-- forgets every pending reservation, whose refund then gives back the
+-- bound of one no longer recorded, measured in time (see undo), or
+-- nothing while the state's last write was under another rate than the
+-- refund's.
 local MAX_PENDING = 4
 
 -- pending returns the pending reservations of tag g (see above) of c's
@@ -223,8 +228,18 @@ local function pending_prune(p)
   return p
 end
 
+-- other_rate reports whether bucket state st was written under another
+-- rate than c's (a token or leaky bucket state with b = 0 is read in c's
+-- ticks, see the header): its ticks, and its pending record's, are not c's.
+local function other_rate(c, st)
+  return (c.alg == GCRA or st.b > 0) and st.b ~= c.rq
+end
+
 function bucket.write(c, st, nxt, g, ttl)
   local p = pending(c, st.g)
+  if p and other_rate(c, st) then
+    p = nil -- D in another rate's ticks, which no floor in c's can keep
+  end
   if p or g ~= c.g then
     pending_floor(p, nxt.before)
     p = p and pending_prune(p)
@@ -279,9 +294,13 @@ end
 -- that refill alike shrinks by at most rq ticks a tick, so the bucket
 -- still misses at least need - rq·(t-t0) ticks because of it, whatever
 -- was written and refunded since. (The mark's own m0 may count another
--- reservation refunded since, and give back too much.)
+-- reservation refunded since, and give back too much.) That holds with t
+-- the latest time the bucket has seen since t0, which the state does not
+-- keep: after the clock stepped back, the last write's t may be earlier,
+-- and the refund gives back up to min(need, rq·(the step)) ticks that had
+-- refilled to the reservation alone (see docs/decisions.md).
 function bucket.undo(c, st, mark, g, token)
-  if (c.alg == GCRA or st.b > 0) and st.b ~= c.rq then
+  if other_rate(c, st) then
     return -- written under another rate: its ticks are not ours
   end
   local p = pending(c, st.g)
