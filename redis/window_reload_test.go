@@ -207,8 +207,7 @@ func TestAKeyACallRefusedInAnotherSlotReadsOutlivesTheTTLOfAShorterWindow(t *tes
 }
 
 // A refusal under the limit that wrote a state leaves its key's expiry as
-// that write set it (to the millisecond): it never keeps a key longer than
-// its limit counts it.
+// that write set it: it never keeps a key longer than its limit counts it.
 func TestARefusalUnderTheSameLimitLeavesTheTTL(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Standalone(t)
@@ -224,12 +223,17 @@ func TestARefusalUnderTheSameLimitLeavesTheTTL(t *testing.T) {
 		return ms
 	}
 	before := at()
+	// The refusals come 300 ms after the write, so that one that set the
+	// key's expiry anew would move it by 300 ms or more; a run on a loaded
+	// machine may set it a few milliseconds off (its PEXPIRE counts from
+	// when Redis runs it), which is no such defect.
+	time.Sleep(300 * time.Millisecond)
 	for range 20 {
 		if st := applyNow(t, store, sluice.Check{Key: "same", Limit: l, Cost: 1})[0]; st.Allowed {
 			t.Fatal("a 2nd request within the minute admitted")
 		}
 	}
-	if after := at(); after > before+1 {
+	if after := at(); after > before+50 {
 		t.Errorf("20 refusals moved the key's expiry from %d to %d ms", before, after)
 	}
 }
