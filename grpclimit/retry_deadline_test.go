@@ -21,14 +21,14 @@ import (
 // can still be answered (docs/grpc.md): Retry's jitter is cut to at most
 // half of what the deadline leaves after the delay, so the retry never
 // goes out at the deadline to fail DEADLINE_EXCEEDED, the refusal lost.
-// Here a delay of 1s on calls with 1.04s left, whose server answers in
-// 2ms: the retry leaves 20ms or more before the deadline, room for a
-// loaded machine's late timers. The jitter is random (up to 100ms, which a
-// wait cut to end at the deadline would exceed 62 times in 100), so eight
+// Here a delay of 5s on calls with 5.3s left, whose server answers in
+// 2ms: the retry leaves 150ms or more before the deadline, room for a
+// loaded machine's late timers. The jitter is random (up to 500ms, which a
+// wait not cut would push past the deadline 40 times in 100), so eight
 // calls are made at once.
 func TestARetryWithinTheDeadlineLeavesTimeToBeAnswered(t *testing.T) {
 	t.Parallel()
-	const delay, slack, answerTime = time.Second, 40 * time.Millisecond, 2 * time.Millisecond
+	const delay, slack, answerTime = 5 * time.Second, 300 * time.Millisecond, 2 * time.Millisecond
 	refusal, err := status.New(codes.ResourceExhausted, "slow down").WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(delay)})
 	if err != nil {
 		t.Fatal(err)
