@@ -37,7 +37,10 @@ type Refunder interface {
 	// the state the key counts afresh keeps its count. The Redis store
 	// knows when each state was created; the memory store remembers an
 	// eviction as it does a reset, for a bounded time and number (see
-	// its Refund).
+	// its Refund). A fixed window keeps no time its count began: after its
+	// limit's window changed (a reload, another plan under the same ID)
+	// and the key counted afresh, a receipt of the old window may be
+	// taken from the new count, at most its Cost once (docs/decisions.md).
 	Refund(ctx context.Context, checks []Check, charged []int64) error
 }
 
