@@ -211,15 +211,23 @@ func (s *Server) callerOf(r *http.Request, authorizationIsClients bool) caller {
 // navigation a link makes, whose answer only the browser's user sees —
 // which it cannot read, but which spends the caller's slots (the scrapes
 // and dashboard reads answered at once) and its work on that page's
-// behalf; or, for loopback's scopes, a browser's request (one with
-// Sec-Fetch-Site or Origin) whose Host is not a loopback name or address
-// (a name of another site rebound to 127.0.0.1, whose page could read the
-// answers), answered as a browser's (refuse). A browser too old to send
-// Sec-Fetch-Site is told apart by Origin, which it sends on a
+// behalf; a prefetch or prerender (Sec-Purpose, or the older Purpose,
+// holding prefetch) that is not same-origin, which a page of any site
+// asks for by its speculation rules and a browser sends as a navigation
+// no one made (Sec-Fetch-Site none) — a browser discards a prefetch
+// answered with a status other than 2xx and fetches the page anew when
+// its user opens it; or, for loopback's scopes, a browser's request (one
+// with Sec-Fetch-Site or Origin) whose Host is not a loopback name or
+// address (a name of another site rebound to 127.0.0.1, whose page could
+// read the answers), answered as a browser's (refuse). A browser too old
+// to send Sec-Fetch-Site is told apart by Origin, which it sends on a
 // state-changing request only.
 func (s *Server) fromAnotherSite(r *http.Request, loopback bool) bool {
 	site := r.Header.Get("Sec-Fetch-Site")
 	if loopback && (site != "" || r.Header.Get("Origin") != "") && !loopbackHost(r.Host) {
+		return true
+	}
+	if site != "same-origin" && (holdsPrefetch(r.Header.Values("Sec-Purpose")) || holdsPrefetch(r.Header.Values("Purpose"))) {
 		return true
 	}
 	if site == "cross-site" || site == "same-site" {
@@ -229,6 +237,21 @@ func (s *Server) fromAnotherSite(r *http.Request, loopback bool) bool {
 		}
 	}
 	return s.crossOrigin.Check(r) != nil
+}
+
+// holdsPrefetch reports whether one of values, the field lines of
+// Sec-Purpose (a list of tokens with parameters, "prefetch;prerender") or
+// Purpose, names the purpose prefetch, in any case.
+func holdsPrefetch(values []string) bool {
+	for _, v := range values {
+		for item := range strings.SplitSeq(v, ",") {
+			token, _, _ := strings.Cut(item, ";")
+			if strings.EqualFold(strings.TrimSpace(token), "prefetch") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // loopbackHost reports whether host, a request's Host with or without a
@@ -306,14 +329,22 @@ func (s *Server) refuse(w http.ResponseWriter, c caller, need config.Scopes, aut
 }
 
 // peerIP returns the IP address of r's peer, or the zero Addr when it has
-// none: a peer on a Unix-domain socket listener has none, whatever its
-// RemoteAddr holds (the path the client bound its end of the socket to,
-// which it chooses and which may read as an address, "127.0.0.1:1").
+// none (see ipOfPeer).
 func peerIP(r *http.Request) netip.Addr {
-	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && (a.Network() == "unix" || a.Network() == "unixpacket") {
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ipOfPeer(local, r.RemoteAddr)
+}
+
+// ipOfPeer returns the IP address of a peer whose address is remote
+// ("ip:port") on a connection accepted on local, or the zero Addr when it
+// has none: a peer on a Unix-domain socket listener has none, whatever
+// remote holds (the path the client bound its end of the socket to, which
+// it chooses and which may read as an address, "127.0.0.1:1").
+func ipOfPeer(local net.Addr, remote string) netip.Addr {
+	if local != nil && (local.Network() == "unix" || local.Network() == "unixpacket") {
 		return netip.Addr{}
 	}
-	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+	if ap, err := netip.ParseAddrPort(remote); err == nil {
 		return ap.Addr().Unmap()
 	}
 	return netip.Addr{}

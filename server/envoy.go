@@ -116,7 +116,8 @@ const envoyMaxMessage = 1 << 20
 
 // authorizeEnvoy admits a call from a caller with the check scope: a token
 // in the authorization ("Bearer …") or sluice-token metadata, a client
-// certificate, or a loopback address the configuration trusts.
+// certificate, or a loopback address the configuration trusts (a peer on
+// a Unix-domain socket listener has no address, see ipOfPeer).
 func (s *Server) authorizeEnvoy(ctx context.Context, info *tap.Info) (context.Context, error) {
 	var token string
 	if v := info.Header.Get(strings.ToLower(TokenHeader)); len(v) > 0 {
@@ -127,9 +128,7 @@ func (s *Server) authorizeEnvoy(ctx context.Context, info *tap.Info) (context.Co
 	var addr netip.Addr
 	var cs *tls.ConnectionState
 	if p, ok := peer.FromContext(ctx); ok {
-		if ap, err := netip.ParseAddrPort(p.Addr.String()); err == nil {
-			addr = ap.Addr().Unmap()
-		}
+		addr = ipOfPeer(p.LocalAddr, p.Addr.String())
 		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok {
 			cs = &ti.State
 		}

@@ -107,24 +107,33 @@ func (c *headerConn) Read(b []byte) (n int, err error) {
 
 // LocalAddr returns the address of the socket the connection was accepted
 // on, not the destination a header names: a header of any family names
-// the client (RemoteAddr) alone, so that an AF_UNIX header (HAProxy's for
-// a client of a unix@ bind), whose client has no IP address, makes no TCP
-// connection pass for one accepted on a Unix-domain socket, whose peers
+// the client (RemoteAddr) alone, so that a header naming no client with
+// an IP address (UNKNOWN, LOCAL, UNSPEC or AF_UNIX; HAProxy sends PROXY
+// UNKNOWN or LOCAL for a client of a unix@ bind) makes no TCP connection
+// pass for one accepted on a Unix-domain socket, whose peers
 // identity.trusted_proxies' "unix:" trusts.
 func (c *headerConn) LocalAddr() net.Addr { return c.Conn.Raw().LocalAddr() }
 
-// RemoteAddr returns the client the PROXY header names, or the peer's
-// address when the header names none (LOCAL, UNSPEC). The client of a
-// header of the AF_UNIX family has no IP address: it is a Unix address
-// without a name, not the source path the header carries, which the
-// client chose (it binds its socket before connecting) and which may read
-// as an address ("198.51.100.7:1") to whatever parses RemoteAddr.
+// RemoteAddr returns the client the PROXY header names. A header that
+// names no client with an IP address — version 1's UNKNOWN, version 2's
+// LOCAL command or UNSPEC family (HAProxy's for a client of a unix@ bind,
+// and for its own health checks), or the AF_UNIX family — makes a client
+// without an address: a Unix address without a name, never the balancer's
+// own address, which identity.trusted_proxies may list (the client would
+// then name itself in X-Forwarded-For), nor the source path an AF_UNIX
+// header carries, which the client chose (it binds its socket before
+// connecting) and which may read as an address ("198.51.100.7:1") to
+// whatever parses RemoteAddr. Without a header (missing or malformed, and
+// the connection refused) it is the peer's address.
 func (c *headerConn) RemoteAddr() net.Addr {
-	a := c.Conn.RemoteAddr()
-	if _, ok := a.(*net.UnixAddr); ok { // only a header's: a listed peer is on TCP
-		return &net.UnixAddr{Net: "unix"}
+	h := c.ProxyHeader()
+	if h == nil {
+		return c.Conn.Raw().RemoteAddr()
 	}
-	return a
+	if h.Command.IsProxy() && (h.TransportProtocol.IsIPv4() || h.TransportProtocol.IsIPv6()) && h.SourceAddr != nil {
+		return h.SourceAddr
+	}
+	return &net.UnixAddr{Net: "unix"}
 }
 
 // Write writes b to the connection; once the connection is refused, past
