@@ -178,7 +178,12 @@ type Rule struct {
 	//     or +json, or without a Content-Type when the body opens an
 	//     object; after a leading byte order mark), names joined by dots,
 	//     at most four ("user.email"): a string, in lower case, a whole
-	//     number or a boolean. Form and JSON
+	//     number or a boolean, or the query parameter Rails names so
+	//     ("user[email]"). A POST body without a Content-Type is read both
+	//     as a form, as Rack (so Rails) reads it, and as JSON, as FastAPI
+	//     and Go decoders read it, by either key: a value one reading
+	//     gives is the field's, and readings that give values that
+	//     differ count as a value given twice (below). Form and JSON
 	//     fields are read from bodies of at most MaxKeyBody bytes, once per
 	//     request, and the handler still reads the whole body; absent from
 	//     DecideFor's requests, forward-auth and the decision API, which

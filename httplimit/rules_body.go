@@ -137,8 +137,9 @@ type replayedBody struct {
 // readForm), or of a pair url.ParseQuery refuses but another upstream
 // reads (see pairValue): the field may be there, read by the upstream.
 // The field of a body with a content coding is read both as sent and
-// decoded, as upstreams read it one way or the other (see eitherReading).
-// A request whose Body is nil describes
+// decoded, as upstreams read it one way or the other (see eitherReading),
+// and that of an untyped POST body both as a form and as JSON (see
+// untypedPOST). A request whose Body is nil describes
 // one whose body is elsewhere (forward-auth's): it has no field, the query
 // unread, since a query value alone would let the client pick its count
 // while the upstream reads the body.
@@ -154,8 +155,20 @@ func (f *requestFacts) formValue(name string) (v string, ambiguous bool) {
 }
 
 // formField returns the values of the form field name (see formValue) in
-// the query and in the body as rd reads it.
+// the query and in the body as rd reads it: of an untyped POST body, in
+// both its readings (see untypedPOST), as a form and as JSON, where the
+// field is the object's member of that name, in any case.
 func (f *requestFacts) formField(rd bodyReading, name string) (one fieldValues) {
+	one = f.formReading(rd, name)
+	if untypedPOST(f.r) {
+		f.addJSONMember(&one, rd, name, "", false)
+	}
+	return one
+}
+
+// formReading returns the values of the form field name in the query and
+// in the body as rd reads it as a form (see readForm).
+func (f *requestFacts) formReading(rd bodyReading, name string) (one fieldValues) {
 	fs := f.reqBody.fields(rd)
 	if !fs.formDone {
 		fs.formDone = true
@@ -176,13 +189,19 @@ func (f *requestFacts) formField(rd bodyReading, name string) (one fieldValues) 
 // form body that could not be read whole: longer than MaxKeyBody, of
 // content not decoded (see content), or a multipart body that does not
 // read to its end, whose boundary is unknown (see mediaTypeParams) or
-// that PHP or Rack read of another boundary (see boundariesAgree). A
-// body of another type, or none, is no form; so is a multipart body read
+// that PHP or Rack read of another boundary (see boundariesAgree). An
+// untyped POST body is an application/x-www-form-urlencoded one, as Rack
+// reads it (see untypedPOST). A body of another type, or none, is no
+// form; so is a multipart body read
 // as sent, of a content coding, in which its boundary's delimiter does not
 // occur: no reader finds a part there.
 func (f *requestFacts) readForm(rd bodyReading) bool {
 	fs := f.reqBody.fields(rd)
-	switch t, params, parsed := mediaTypeParams(f.r); t {
+	t, params, parsed := mediaTypeParams(f.r)
+	if untypedPOST(f.r) {
+		t = "application/x-www-form-urlencoded"
+	}
+	switch t {
 	case "application/x-www-form-urlencoded":
 		body, ok := f.bodyOf(rd)
 		fs.formText = string(body)
@@ -268,6 +287,18 @@ func (fv *fieldValues) addFields(vs url.Values, name string) {
 				fv.add(v)
 			}
 		}
+	}
+}
+
+// merge adds the values of o, another reading of the field: the field is
+// ambiguous when o is, or when o gives a value that differs from fv's but
+// for case.
+func (fv *fieldValues) merge(o fieldValues) {
+	if o.ambiguous {
+		fv.ambiguous = true
+	}
+	if o.found {
+		fv.add(o.first)
 	}
 }
 

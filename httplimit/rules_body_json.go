@@ -28,7 +28,9 @@ const maxJSONDepth = 4
 // with values that differ (but for case) are ambiguous. So is the field
 // of a JSON body that could not be read (see readJSON). The field of a
 // body with a content coding is read both as sent and decoded (see
-// eitherReading). A request whose Body is nil has no field, the query
+// eitherReading), and that of an untyped POST body both as JSON and as a
+// form, where the field is the pair named as the query parameter (see
+// untypedPOST). A request whose Body is nil has no field, the query
 // unread, as for formValue.
 func (f *requestFacts) jsonValue(path string) (value string, ambiguous bool) {
 	if f.r.Body == nil {
@@ -42,29 +44,46 @@ func (f *requestFacts) jsonValue(path string) (value string, ambiguous bool) {
 }
 
 // jsonField returns the values of the JSON field at path (see jsonValue)
-// in the body as rd reads it and in the query.
+// in the body as rd reads it and in the query: of an untyped POST body,
+// in both its readings (see untypedPOST).
 func (f *requestFacts) jsonField(rd bodyReading, path string) (one fieldValues) {
+	name, rest, nested := strings.Cut(path, ".")
+	f.addJSONMember(&one, rd, name, rest, nested)
+	if one.ambiguous {
+		return one
+	}
+	if !one.addPairs(f.rawQuery(), queryName(path)) {
+		one.ambiguous = true
+		return one
+	}
+	if untypedPOST(f.r) {
+		one.merge(f.formReading(rd, queryName(path)))
+	}
+	return one
+}
+
+// addJSONMember adds to one the value of the member of r's JSON body, as
+// rd reads it (see readJSON), named name in any case and, when nested,
+// its member at rest (see jsonMember); one is ambiguous when the body
+// could not be read or the member is (see jsonValue).
+func (f *requestFacts) addJSONMember(one *fieldValues, rd bodyReading, name, rest string, nested bool) {
 	fs := f.reqBody.fields(rd)
 	if !fs.jsonDone {
 		fs.jsonDone = true
 		fs.jsonLost = !f.readJSON(rd)
 	}
-	if fs.jsonLost || mayNameMember(fs.garbled, path) {
+	if fs.jsonLost || mayNameMember(fs.garbled, name) {
 		one.ambiguous = true
-		return one
+		return
 	}
-	v, ambiguous := jsonMember(fs.json, path)
+	v, ambiguous := jsonMemberAt(fs.json, name, rest, nested)
 	if ambiguous {
 		one.ambiguous = true
-		return one
+		return
 	}
 	if s := jsonScalar(v); s != "" {
 		one.add(s)
 	}
-	if !one.addPairs(f.rawQuery(), queryName(path)) {
-		one.ambiguous = true
-	}
-	return one
 }
 
 // readJSON reads r's body, as rd reads it, for jsonValue when it is JSON
@@ -147,12 +166,18 @@ func queryName(path string) string {
 // such member; ambiguous reports two members of a name of path (see
 // jsonValue), and then the member is nil.
 func jsonMember(data []byte, path string) (v any, ambiguous bool) {
+	name, rest, nested := strings.Cut(path, ".")
+	return jsonMemberAt(data, name, rest, nested)
+}
+
+// jsonMemberAt is jsonMember of the path name, followed by rest when
+// nested; name alone, dots and all, when not.
+func jsonMemberAt(data []byte, name, rest string, nested bool) (v any, ambiguous bool) {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
 	if t, err := d.Token(); err != nil || t != json.Delim('{') {
 		return nil, false
 	}
-	name, rest, nested := strings.Cut(path, ".")
 	var member json.RawMessage
 	n := 0
 	for d.More() {
@@ -200,6 +225,20 @@ func jsonType(r *http.Request) bool {
 // and a Go handler decoding r.Body never consults.
 func untyped(r *http.Request) bool {
 	return strings.Trim(r.Header.Get("Content-Type"), " \t") == ""
+}
+
+// untypedPOST reports whether r is a POST whose body has no Content-Type
+// (see untyped), which upstreams read in two ways: Rack, so Rails,
+// Sinatra and Hanami, as an application/x-www-form-urlencoded form
+// (Rack's form_data? holds for a POST without a type, and Rails leaves
+// such a body to Rack), and FastAPI and a Go handler decoding r.Body as
+// JSON (see readJSON). A form or JSON key reads the field in both, as
+// the pairs of the body split on '&' (see fieldValues.addPairs) and as
+// the member of the object it opens: a value one reading gives is the
+// field's, and readings that give values that differ make it ambiguous.
+// Rack reads no untyped body of another method as a form.
+func untypedPOST(r *http.Request) bool {
+	return r.Method == http.MethodPost && untyped(r)
 }
 
 // opensObject reports whether body, after the whitespace JSON allows

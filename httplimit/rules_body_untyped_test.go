@@ -11,11 +11,18 @@ import (
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
-// sendTyped sends body from addr through h with the fields of header,
-// and no Content-Type unless header has one; it returns the status.
+// sendTyped sends body in a POST from addr through h with the fields of
+// header, and no Content-Type unless header has one; it returns the
+// status.
 func sendTyped(t *testing.T, h http.Handler, addr string, header http.Header, body string) int {
 	t.Helper()
-	r := httptest.NewRequest("POST", "/login", strings.NewReader(body))
+	return sendAs(t, h, "POST", addr, header, body)
+}
+
+// sendAs is sendTyped with the request's method.
+func sendAs(t *testing.T, h http.Handler, method, addr string, header http.Header, body string) int {
+	t.Helper()
+	r := httptest.NewRequest(method, "/login", strings.NewReader(body))
 	r.RemoteAddr = addr + ":1234"
 	for k, v := range header {
 		r.Header[k] = v
@@ -31,8 +38,10 @@ func sendTyped(t *testing.T, h http.Handler, addr string, header http.Header, bo
 // A body without a Content-Type (none, or blank) that opens a JSON object
 // is JSON to a json: key, as FastAPI and a Go handler decoding r.Body
 // read it: after a byte order mark and whitespace, decoded by its
-// Content-Encoding. One that opens no object has no field, and the rule
-// falls back to the client's address.
+// Content-Encoding. One that opens no object has no JSON field; when
+// it holds no pair of the field's name either (see
+// TestAnUntypedPOSTIsAFormToRack), the rule falls back to the client's
+// address.
 func TestAnUntypedBodyOpeningAnObjectIsReadAsJSON(t *testing.T) {
 	mw, _ := rulesMiddleware(t, bodyKeyRule("json:email", "", 2))
 	h := mw.Handler(echoBody())
@@ -44,7 +53,7 @@ func TestAnUntypedBodyOpeningAnObjectIsReadAsJSON(t *testing.T) {
 	if want := []int{200, 200, 429}; !slices.Equal(got, want) {
 		t.Errorf("alice, untyped, from three addresses: %v, want %v", got, want)
 	}
-	for i, body := range []string{`["alice"]`, `email=alice`, "alice", " \n", ""} {
+	for i, body := range []string{`["alice"]`, `mail=alice`, "alice", " \n", ""} {
 		if code := sendTyped(t, h, fmt.Sprintf("198.51.100.%d", i+1), nil, body); code != 200 {
 			t.Errorf("%q, untyped, from an address of its own: %d, want 200 (no field: the address's count)", body, code)
 		}
@@ -68,14 +77,71 @@ func TestAnUntypedBodyNotReadWholeIsCountedTogether(t *testing.T) {
 	}
 }
 
-// A form: key reads no untyped body: PHP, Rails and Express parse no form
-// without its type, and a Go handler's r.FormValue reads none either.
-func TestAnUntypedFormBodyHasNoFormField(t *testing.T) {
-	mw, _ := rulesMiddleware(t, bodyKeyRule("form:username", "", 1))
+// Rack (so Rails, Sinatra and Hanami) reads the body of a POST without a
+// Content-Type as a form: Rack::Request#form_data? holds for a POST
+// without a type, and Rails' parse_formatted_parameters leaves a body
+// without one to Rack. username=alice sent so is alice's sign-in attempt
+// to a Rails upstream, counted as hers from any address, as a json: key
+// reads it under its Rails name (user[email] for user.email). Rack reads
+// no untyped body of another method as a form: a form: key reads none
+// there, and a json: key reads it as JSON alone.
+func TestAnUntypedPOSTIsAFormToRack(t *testing.T) {
+	mw, _ := rulesMiddleware(t, bodyKeyRule("form:username", httplimit.FallbackIP, 1))
 	h := mw.Handler(echoBody())
+	var got []int
 	for i := range 3 {
-		if code := sendTyped(t, h, fmt.Sprintf("192.0.2.%d", i+1), nil, "username=alice"); code != 200 {
-			t.Errorf("username=alice, untyped, from address %d: %d, want 200 (each address its own count)", i+1, code)
+		got = append(got, sendTyped(t, h, fmt.Sprintf("192.0.2.%d", i+1), nil, "username=alice&password=p"+fmt.Sprint(i)))
+	}
+	if want := []int{200, 429, 429}; !slices.Equal(got, want) {
+		t.Errorf("three guesses at alice, untyped form POSTs, three addresses: %v, want %v", got, want)
+	}
+	for i := range 2 {
+		if code := sendAs(t, h, "PUT", fmt.Sprintf("198.51.100.%d", i+1), nil, "username=bob"); code != 200 {
+			t.Errorf("username=bob, an untyped PUT, from address %d: %d, want 200 (each address its own count)", i+1, code)
+		}
+	}
+
+	mw, _ = rulesMiddleware(t, bodyKeyRule("json:user.email", httplimit.FallbackIP, 1))
+	h = mw.Handler(echoBody())
+	got = []int{
+		sendTyped(t, h, "192.0.2.1", nil, "user%5Bemail%5D=alice&password=p1"),
+		sendTyped(t, h, "192.0.2.2", nil, `{"user":{"email":"Alice"}}`),
+		sendAs(t, h, "PUT", "192.0.2.3", nil, "user[email]=alice"),
+	}
+	if want := []int{200, 429, 200}; !slices.Equal(got, want) {
+		t.Errorf("alice as a form POST, a JSON POST and a form PUT, untyped, for json:user.email: %v, want %v", got, want)
+	}
+}
+
+// An untyped POST body can be a JSON object to sluice and a form to Rack
+// at once: {"email":"decoy0","pad":"&email=victim&password=guess0&"} is
+// the decoy's to a json: key read as JSON, victim's to Rails
+// (params[:email], the body split on '&'). A field whose two readings
+// differ is ambiguous: every such request of the rule is counted
+// together, from any address, so a decoy that changes with each guess
+// gives no guess a count of its own. A field one reading alone gives is
+// that reading's (a JSON object has no pair of the name; see
+// TestAnUntypedBodyOpeningAnObjectIsReadAsJSON), and readings that agree
+// give their value.
+func TestAnUntypedPOSTWhoseJSONAndFormReadingsDifferIsAmbiguous(t *testing.T) {
+	for _, key := range []string{"json:email", "form:email"} {
+		mw, _ := rulesMiddleware(t, bodyKeyRule(key, httplimit.FallbackIP, 2))
+		h := mw.Handler(echoBody())
+		var got []int
+		for i := range 5 {
+			body := fmt.Sprintf(`{"email":"decoy%d","pad":"&email=victim&password=guess%d&"}`, i, i)
+			got = append(got, sendTyped(t, h, fmt.Sprintf("192.0.2.%d", i+1), nil, body))
+		}
+		if want := []int{200, 200, 429, 429, 429}; !slices.Equal(got, want) {
+			t.Errorf("%s: five guesses at victim, each under a new decoy, untyped: %v, want %v", key, got, want)
+		}
+		got = []int{
+			sendTyped(t, h, "198.51.100.1", nil, `{"email":"carol","pad":"&email=Carol&"}`),
+			sendTyped(t, h, "198.51.100.2", nil, `{"email":"carol"}`),
+			sendTyped(t, h, "198.51.100.3", nil, "email=carol"),
+		}
+		if want := []int{200, 200, 429}; !slices.Equal(got, want) {
+			t.Errorf("%s: carol in both readings, as JSON, as a form, untyped: %v, want %v", key, got, want)
 		}
 	}
 }
