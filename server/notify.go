@@ -204,7 +204,7 @@ func (nt *notifier) crossed(rules *notifyRules, n Notification, now, end time.Ti
 		if n.Used*100 < int64(at)*q {
 			break
 		}
-		id := notificationID(n.Subject, n.Limit, at, end)
+		id := notificationID(&n, at, end)
 		if !nt.first(id) {
 			continue
 		}
@@ -213,9 +213,14 @@ func (nt *notifier) crossed(rules *notifyRules, n Notification, now, end time.Ti
 	}
 }
 
-// notificationID names a crossing the same way on every instance.
-func notificationID(subject, limit string, at int, end time.Time) string {
-	sum := sha256.Sum256([]byte(subject + "\x00" + limit + "\x00" + strconv.Itoa(at) + "\x00" + strconv.FormatInt(end.Unix(), 10)))
+// notificationID names the crossing of share at of n's quota in the
+// window that ends at end the same way on every instance: of the subject's
+// limit under its plan (or domain) and quantity, so that a client moved to
+// another plan or quota within the window (an upgrade, a reload, the
+// decision API's plan override) is told its shares of the new one.
+func notificationID(n *Notification, at int, end time.Time) string {
+	sum := sha256.Sum256([]byte(n.Subject + "\x00" + n.Plan + "\x00" + n.Domain + "\x00" + n.Limit + "\x00" +
+		strconv.FormatInt(n.Quota, 10) + "\x00" + strconv.Itoa(at) + "\x00" + strconv.FormatInt(end.Unix(), 10)))
 	return hex.EncodeToString(sum[:16])
 }
 
