@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/internal/logsample"
+	"github.com/sluice-dev/sluice/internal/sockaddr"
 )
 
 // Options configure a Server.
@@ -304,7 +304,7 @@ func answerOf(err error) int {
 // read as an IP address.
 func (s *Server) request(ctx context.Context, method string) *http.Request {
 	p, _ := peer.FromContext(ctx)
-	if p != nil && unixAddr(p.LocalAddr) {
+	if p != nil && sockaddr.IsUnix(p.LocalAddr) {
 		ctx = context.WithValue(ctx, http.LocalAddrContextKey, p.LocalAddr)
 	}
 	r := (&http.Request{Method: http.MethodPost, URL: &url.URL{Path: method}, Header: http.Header{}}).WithContext(ctx)
@@ -322,19 +322,6 @@ func (s *Server) request(ctx context.Context, method string) *http.Request {
 		r.RemoteAddr = p.Addr.String()
 	}
 	return r
-}
-
-// unixAddr reports whether a is the address of a Unix-domain socket: a
-// *net.UnixAddr, or an address of the network "unix" or "unixpacket".
-func unixAddr(a net.Addr) bool {
-	switch a := a.(type) {
-	case *net.UnixAddr:
-		return true
-	case net.Addr:
-		n := a.Network()
-		return n == "unix" || n == "unixpacket"
-	}
-	return false
 }
 
 // fields returns the RateLimit fields of h (and Retry-After) as metadata,

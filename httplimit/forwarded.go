@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"github.com/sluice-dev/sluice/internal/sockaddr"
 )
 
 // Bounds on what client-IP resolution reads from forwarding headers, so that
@@ -319,17 +321,11 @@ func obfPort(s string) bool {
 
 // unixListener reports whether r came in on a listener of a Unix-domain
 // socket, by the local address net/http's Server puts in the request's
-// context (http.LocalAddrContextKey): a *net.UnixAddr, or an address of
-// the network "unix" or "unixpacket". False when there is none.
+// context (http.LocalAddrContextKey; see sockaddr.IsUnix). False when
+// there is none.
 func unixListener(r *http.Request) bool {
-	switch a := r.Context().Value(http.LocalAddrContextKey).(type) {
-	case *net.UnixAddr:
-		return true
-	case net.Addr:
-		n := a.Network()
-		return n == "unix" || n == "unixpacket"
-	}
-	return false
+	a, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return sockaddr.IsUnix(a)
 }
 
 // peerAddr parses http.Request.RemoteAddr; the zero Addr if it is not an

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/sockaddr"
 )
 
 // TokenHeader carries a caller's bearer token on the endpoints where
@@ -341,7 +342,7 @@ func peerIP(r *http.Request) netip.Addr {
 // remote holds (the path the client bound its end of the socket to, which
 // it chooses and which may read as an address, "127.0.0.1:1").
 func ipOfPeer(local net.Addr, remote string) netip.Addr {
-	if local != nil && (local.Network() == "unix" || local.Network() == "unixpacket") {
+	if sockaddr.IsUnix(local) {
 		return netip.Addr{}
 	}
 	if ap, err := netip.ParseAddrPort(remote); err == nil {
