@@ -108,7 +108,7 @@ func (c *headerConn) Read(b []byte) (n int, err error) {
 // LocalAddr returns the address of the socket the connection was accepted
 // on, not the destination a header names: a header of any family names
 // the client (RemoteAddr) alone, so that a header naming no client with
-// an IP address (UNKNOWN, LOCAL, UNSPEC or AF_UNIX; HAProxy sends PROXY
+// an IP address (UNKNOWN, LOCAL or AF_UNIX; HAProxy sends PROXY
 // UNKNOWN or LOCAL for a client of a unix@ bind) makes no TCP connection
 // pass for one accepted on a Unix-domain socket, whose peers
 // identity.trusted_proxies' "unix:" trusts.
@@ -116,15 +116,17 @@ func (c *headerConn) LocalAddr() net.Addr { return c.Conn.Raw().LocalAddr() }
 
 // RemoteAddr returns the client the PROXY header names. A header that
 // names no client with an IP address — version 1's UNKNOWN, version 2's
-// LOCAL command or UNSPEC family (HAProxy's for a client of a unix@ bind,
-// and for its own health checks), or the AF_UNIX family — makes a client
+// LOCAL command (HAProxy's for a client of a unix@ bind, and for its own
+// health checks), or the AF_UNIX family — makes a client
 // without an address: a Unix address without a name, never the balancer's
 // own address, which identity.trusted_proxies may list (the client would
 // then name itself in X-Forwarded-For), nor the source path an AF_UNIX
 // header carries, which the client chose (it binds its socket before
 // connecting) and which may read as an address ("198.51.100.7:1") to
 // whatever parses RemoteAddr. Without a header (missing or malformed, and
-// the connection refused) it is the peer's address.
+// the connection refused) it is the peer's address: go-proxyproto refuses
+// a version 2 header of the PROXY command and the UNSPEC family as
+// malformed.
 func (c *headerConn) RemoteAddr() net.Addr {
 	h := c.ProxyHeader()
 	if h == nil {
