@@ -185,38 +185,36 @@ func (f *requestFacts) formReading(rd bodyReading, name string) (one fieldValues
 // readForm reads r's body, as rd reads it, for formValue when it is a
 // form: the text of an application/x-www-form-urlencoded body, its pairs
 // however many (the bound on its bytes bounds them), or the fields of a
-// multipart/form-data one (see multipartFields). It reports false for a
-// form body that could not be read whole: longer than MaxKeyBody, of
-// content not decoded (see content), or a multipart body that does not
-// read to its end, whose boundary is unknown (see mediaTypeParams) or
-// that PHP or Rack read of another boundary (see boundariesAgree). An
-// untyped POST body is an application/x-www-form-urlencoded one, as Rack
-// reads it (see untypedPOST). A body of another type, or none, is no
-// form; so is a multipart body read
-// as sent, of a content coding, in which its boundary's delimiter does not
-// occur: no reader finds a part there.
+// multipart one of any subtype (see multipartFields), as Rack reads
+// multipart/mixed and multipart/related as multipart/form-data. A
+// multipart body without a boundary is an urlencoded one, as Rack reads
+// it. It reports false for a form body that could not be read whole:
+// longer than MaxKeyBody, of content not decoded (see content), or a
+// multipart body that does not read to its end, whose boundary is unknown
+// (see mediaTypeParams) or that PHP or Rack read of another boundary (see
+// boundariesAgree). An untyped POST body is an
+// application/x-www-form-urlencoded one, as Rack reads it (see
+// untypedPOST). A body of another type, or none, is no form; so is a
+// multipart body read as sent, of a content coding, in which its
+// boundary's delimiter does not occur: no reader finds a part there.
 func (f *requestFacts) readForm(rd bodyReading) bool {
 	fs := f.reqBody.fields(rd)
 	t, params, parsed := mediaTypeParams(f.r)
 	if untypedPOST(f.r) {
 		t = "application/x-www-form-urlencoded"
 	}
-	switch t {
-	case "application/x-www-form-urlencoded":
-		body, ok := f.bodyOf(rd)
-		fs.formText = string(body)
-		return ok
-	case "multipart/form-data":
+	if strings.HasPrefix(t, "multipart/") {
 		switch body, ok := f.bodyOf(rd); {
 		case !ok:
 			return false
 		case len(body) == 0:
 			return true
-		case !parsed: // PHP finds a boundary in what Go does not parse
+		case !parsed: // PHP and Rack find a boundary in what Go does not parse
 			return false
 		case !boundariesAgree(f.r.Header.Get("Content-Type"), params):
 			return false
-		case params["boundary"] == "": // no upstream reads its fields
+		case params["boundary"] == "": // Rack reads it as urlencoded
+			fs.formText = string(body)
 			return true
 		case rd == bodySent && !bytes.Contains(body, []byte("--"+params["boundary"])):
 			return true
@@ -224,6 +222,11 @@ func (f *requestFacts) readForm(rd bodyReading) bool {
 			fs.form, ok = multipartFields(body, params["boundary"])
 			return ok
 		}
+	}
+	if t == "application/x-www-form-urlencoded" {
+		body, ok := f.bodyOf(rd)
+		fs.formText = string(body)
+		return ok
 	}
 	return true
 }
@@ -278,14 +281,18 @@ func (fv *fieldValues) addPairs(raw, name string) bool {
 }
 
 // addFields adds the values of the fields of vs named name, in any case or
-// as PHP names them (see sameName).
+// as PHP names them (see sameName). A field Rack 2 alone reads as name
+// (see rack2Named) makes the field ambiguous.
 func (fv *fieldValues) addFields(vs url.Values, name string) {
 	pn := phpVarOf(name)
 	for k, kvs := range vs {
-		if sameVar(k, name, pn) {
+		switch {
+		case sameVar(k, name, pn):
 			for _, v := range kvs {
 				fv.add(v)
 			}
+		case rack2Named(k, name):
+			fv.ambiguous = true
 		}
 	}
 }

@@ -51,8 +51,9 @@ func queryValue(raw, name string) (first string, ambiguous bool) {
 // refuses (one with a semicolon, or an escape that does not decode) is
 // not ok, and named when an upstream that reads it anyway may take it for
 // the field: PHP, Django and Express keep an escape that does not decode
-// as it is, and Rack 2 splits a query on ";" too. It allocates only to
-// decode a pair that has escapes.
+// as it is, and Rack 2 splits a query on ";" too. So is a pair Rack 2
+// alone reads as the field, by the brackets it strips (see rack2Named). It
+// allocates only to decode a pair that has escapes.
 func pairValue(pair, name string, pn phpVar) (v string, named, ok bool) {
 	if strings.Contains(pair, ";") {
 		return "", semicolonNamed(pair, name, pn), false
@@ -63,6 +64,9 @@ func pairValue(pair, name string, pn phpVar) (v string, named, ok bool) {
 	}
 	k, ok = unescapeQuery(k)
 	if !sameVar(k, name, pn) {
+		if rack2Named(k, name) {
+			return "", true, false
+		}
 		return "", false, ok
 	}
 	if !ok {
@@ -82,11 +86,60 @@ func semicolonNamed(pair, name string, pn phpVar) bool {
 		var part string
 		part, pair, _ = strings.Cut(pair, ";")
 		k, _, _ := strings.Cut(part, "=")
-		if k, _ = unescapeQuery(k); sameVar(k, name, pn) {
+		if k, _ = unescapeQuery(k); sameVar(k, name, pn) || rack2Named(k, name) {
 			return true
 		}
 	}
 	return false
+}
+
+// rack2Named reports whether Rack 2 (and Rails 7.1 to 8.0 on it) reads a
+// field sent as k, which is not name, as name: Rack 2's normalize_params
+// drops the '[' and ']' before each segment of a name and the ']' after
+// it, so "[email]", "email]" and "]email" are email, and "[user][email]",
+// "user][email]" and "user[[email]]" are user[email]. Rack 3 and other
+// upstreams read k as a name of its own. Segments are matched in any
+// case, as sameName matches a name. It allocates nothing.
+func rack2Named(k, name string) bool {
+	if !strings.ContainsAny(k, "[]") {
+		return false
+	}
+	for {
+		ks, kAfter, kOK := rack2Segment(k)
+		ns, nAfter, nOK := rack2Segment(name)
+		if !kOK || !nOK || !strings.EqualFold(ks, ns) {
+			return false
+		}
+		if kAfter == "" || nAfter == "" {
+			return kAfter == nAfter
+		}
+		k, name = kAfter, nAfter
+	}
+}
+
+// rack2Segment returns the first segment of a field's name s as Rack 2's
+// normalize_params reads it (\A[\[\]]*([^\[\]]+)\]*), and what follows it.
+// It reports false when s has no segment, or when what follows makes the
+// field no member of a hash of the segment: "[", which Rack 2 reads as
+// part of the whole name, or "[]", an array.
+func rack2Segment(s string) (seg, after string, ok bool) {
+	i := 0
+	for i < len(s) && (s[i] == '[' || s[i] == ']') {
+		i++
+	}
+	j := i
+	for j < len(s) && s[j] != '[' && s[j] != ']' {
+		j++
+	}
+	seg = s[i:j]
+	for j < len(s) && s[j] == ']' {
+		j++
+	}
+	after = s[j:]
+	if seg == "" || after == "[" || strings.HasPrefix(after, "[]") {
+		return "", "", false
+	}
+	return seg, after, true
 }
 
 // unescapeQuery returns s decoded as url.QueryUnescape decodes it, or s as
