@@ -206,13 +206,16 @@ func (s *Service) Rules() *Rules { return s.rules.Load() }
 // ShouldRateLimit decides one request: every descriptor that a rule limits
 // becomes a sluice.Check and all of them are decided in one Limiter.Allow
 // call, all or nothing. A malformed request is answered with gRPC code
-// InvalidArgument; a store error with Unavailable; a cancelled or expired
-// context with Canceled or DeadlineExceeded. Admitted requests that a
-// leaky-bucket queue delays are answered after the delay, when their turn
-// starts by ctx's deadline (Envoy's filter timeout) or ctx has none; a
-// turn that starts after it is answered OVER_LIMIT at once, its
-// descriptor's duration_until_reset and Retry-After at least the delay
-// (see refuseLate).
+// InvalidArgument; a store error with Unavailable; a store call that
+// fails once ctx is cancelled or past its deadline with Canceled or
+// DeadlineExceeded (a store that does not wait, as the memory store,
+// decides whatever ctx's state, and a decided request is answered its
+// decision). Admitted requests that a leaky-bucket queue delays are
+// answered after the delay, when their turn starts by ctx's deadline
+// (Envoy's filter timeout) or ctx has none, or ctx's error if ctx
+// ends while they wait; a turn that starts after the deadline is
+// answered OVER_LIMIT at once, its descriptor's duration_until_reset and
+// Retry-After at least the delay (see refuseLate).
 func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, error) {
 	if s.limiter == nil {
 		return nil, status.Error(codes.Unavailable, "envoy: the zero Service has no limiter (make one with NewService)")
