@@ -140,7 +140,11 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	}
 	s.log.Info("sluice serving", "public", ls.Public.Addr().String(), "admin", ls.Admin.Addr().String(),
 		"admin_loopback_scopes", cfg.Admin.LoopbackScopes.String(), "admin_callers", len(cfg.Admin.Callers))
-	s.warnExposure(cfg, ls.Admin.Addr())
+	var envoyAddr net.Addr
+	if s.envoy != nil {
+		envoyAddr = ls.Envoy.Addr()
+	}
+	s.warnExposure(cfg, ls.Admin.Addr(), envoyAddr)
 	var errs []error
 	pending := len(servers)
 	select {

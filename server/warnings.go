@@ -7,25 +7,39 @@ import (
 	"github.com/sluice-dev/sluice/config"
 )
 
-// warnExposure logs what in cfg, served with its admin listener on admin,
-// exposes the server: an admin listener reachable beyond this host without
-// TLS, whose callers' tokens cross the network in clear, and
-// trusted_proxies that trust every peer, and callers that hold a token
-// sluice's repository publishes.
-func (s *Server) warnExposure(cfg *config.Config, admin net.Addr) {
-	if tcp, ok := admin.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && !cfg.Admin.TLS.Enabled() {
-		msg := "the admin listener is reachable beyond this host without TLS: its callers' tokens cross the network in clear; set admin.tls, or listen on loopback behind a TLS proxy"
-		if cfg.Admin.LoopbackScopes != 0 {
-			// Every caller of such a proxy arrives from loopback.
-			msg += " and set admin.loopback_scopes: [] (the proxy's callers would all hold loopback's " + cfg.Admin.LoopbackScopes.String() + ")"
+// warnExposure logs what in cfg, served with its admin listener on admin
+// and Envoy's on envoy (nil without one), exposes the server: an admin or
+// Envoy listener reachable beyond this host without TLS, whose callers'
+// tokens cross the network in clear (Envoy's listener has the admin
+// listener's callers and TLS), and trusted_proxies that trust every peer,
+// and callers that hold a token sluice's repository publishes.
+func (s *Server) warnExposure(cfg *config.Config, admin, envoy net.Addr) {
+	if !cfg.Admin.TLS.Enabled() {
+		s.warnClear(cfg, "admin", admin, "admin listener")
+		if envoy != nil {
+			s.warnClear(cfg, "envoy", envoy, "Envoy listener (envoy.listen, which has the admin listener's callers and TLS)")
 		}
-		s.log.Warn(msg, "admin", admin.String())
 	}
 	s.warnTrustAll(cfg)
 	s.warnExampleTokens(cfg)
 	s.warnUnknownKeys(nil, cfg)
 	s.warnLogRoom(nil, cfg)
 	s.warnHosts(nil, cfg)
+}
+
+// warnClear logs that the listener on addr, named name (the log's key)
+// and described as what, is reachable beyond this host without TLS.
+func (s *Server) warnClear(cfg *config.Config, name string, addr net.Addr, what string) {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.IP.IsLoopback() {
+		return
+	}
+	msg := "the " + what + " is reachable beyond this host without TLS: its callers' tokens cross the network in clear; set admin.tls, or listen on loopback behind a TLS proxy"
+	if cfg.Admin.LoopbackScopes != 0 {
+		// Every caller of such a proxy arrives from loopback.
+		msg += " and set admin.loopback_scopes: [] (the proxy's callers would all hold loopback's " + cfg.Admin.LoopbackScopes.String() + ")"
+	}
+	s.log.Warn(msg, name, addr.String())
 }
 
 // warnHosts logs cfg's config.Config.HostWarning when old, the
