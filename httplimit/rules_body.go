@@ -6,7 +6,9 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -27,7 +29,9 @@ const MaxKeyBody = 64 << 10
 type requestBody struct {
 	done, unread          bool // unread: the body is longer than MaxKeyBody or does not read
 	bytes                 []byte
-	decodeDone, undecoded bool // undecoded: the body is unread, or decodeBody does not read it
+	openingDone           bool   // opening: of an unread body (see opensObjectAsSent)
+	opening               []byte // its first bytes, nil when they do not read
+	decodeDone, undecoded bool   // undecoded: the body is unread, or decodeBody does not read it
 	decoded               []byte
 	sent                  bodyFields // the fields of the body as sent
 	content               bodyFields // the fields of its content, when it has a content coding
@@ -83,11 +87,60 @@ func (f *requestFacts) body() (data []byte, ok bool) {
 	read, err := io.ReadAll(io.LimitReader(r.Body, MaxKeyBody+1))
 	r.Body = replayedBody{Reader: io.MultiReader(bytes.NewReader(read), r.Body), Closer: r.Body}
 	if err != nil || len(read) > MaxKeyBody {
-		b.unread = true
+		b.unread, b.openingDone = true, true
+		if err == nil {
+			b.opening = read
+		}
 		return nil, false
 	}
 	b.bytes = read
 	return read, true
+}
+
+// opensObjectAsSent reports whether r's body as sent, after one byte order
+// mark, opens a JSON object (see opensObject), or may: one that body does
+// not read whole is read up to its first byte but whitespace, at most
+// MaxKeyBody bytes, and may open one when that does not read or holds
+// whitespace alone.
+func (f *requestFacts) opensObjectAsSent() bool {
+	if data, ok := f.body(); ok {
+		return opensObject(withoutBOM(data))
+	}
+	b := &f.reqBody
+	if !b.openingDone {
+		b.openingDone = true
+		b.opening = f.readOpening()
+	}
+	opening := withoutBOM(b.opening)
+	return !opensValue(opening) || opensObject(opening)
+}
+
+// readOpening reads r's body up to its first byte but a byte order mark
+// or whitespace, at most MaxKeyBody bytes, and returns what it read; nil
+// when that does not read. The handler still reads the whole body, as
+// body replays it.
+func (f *requestFacts) readOpening() []byte {
+	r := f.r
+	read := make([]byte, 0, 512)
+	var err error
+	for len(read) < MaxKeyBody && err == nil && !opensValue(withoutBOM(read)) {
+		read = slices.Grow(read, 512)
+		var n int
+		n, err = r.Body.Read(read[len(read):cap(read)])
+		read = read[:len(read)+n]
+	}
+	r.Body = replayedBody{Reader: io.MultiReader(bytes.NewReader(read), r.Body), Closer: r.Body}
+	if err != nil && err != io.EOF {
+		return nil
+	}
+	return read
+}
+
+// opensValue reports whether data holds a byte but the whitespace JSON
+// allows before a value and the start of a byte order mark.
+func opensValue(data []byte) bool {
+	data = bytes.TrimLeft(data, " \t\r\n")
+	return len(data) > 0 && !bytes.HasPrefix([]byte("\uFEFF"), data)
 }
 
 // content returns the content of r's body, decoded once as its
@@ -138,8 +191,9 @@ type replayedBody struct {
 // reads (see pairValue): the field may be there, read by the upstream.
 // The field of a body with a content coding is read both as sent and
 // decoded, as upstreams read it one way or the other (see eitherReading),
-// and that of an untyped POST body both as a form and as JSON (see
-// untypedPOST). A request whose Body is nil describes
+// and that of an untyped POST body, or of a form body that opens a JSON
+// object, both as a form and as JSON (see bothReadings). A request whose
+// Body is nil describes
 // one whose body is elsewhere (forward-auth's): it has no field, the query
 // unread, since a query value alone would let the client pick its count
 // while the upstream reads the body.
@@ -155,12 +209,12 @@ func (f *requestFacts) formValue(name string) (v string, ambiguous bool) {
 }
 
 // formField returns the values of the form field name (see formValue) in
-// the query and in the body as rd reads it: of an untyped POST body, in
-// both its readings (see untypedPOST), as a form and as JSON, where the
-// field is the object's member of that name, in any case.
+// the query and in the body as rd reads it: of a form body that may be
+// JSON too, in both its readings (see bothReadings), as a form and as
+// JSON, where the field is the object's member of that name, in any case.
 func (f *requestFacts) formField(rd bodyReading, name string) (one fieldValues) {
 	one = f.formReading(rd, name)
-	if untypedPOST(f.r) {
+	if f.bothReadings(rd) {
 		f.addJSONMember(&one, rd, name, "", false)
 	}
 	return one
@@ -323,10 +377,12 @@ func (fv *fieldValues) value() (v string, ambiguous bool) {
 const maxFormParts = 1000
 
 // multipartFields returns the fields of a multipart/form-data body, its
-// files left out. It reports false, and no fields, for a body that does
-// not read to its final boundary (malformed or cut short, which PHP reads
-// as far as it goes) or has more than maxFormParts parts: a field may be
-// in what was not read.
+// files left out, under the names Go and Rack read them (see
+// rackPartNames): a part Rack alone names is the field to it, and one it
+// names otherwise than Go is under both names. It reports false, and no
+// fields, for a body that does not read to its final boundary (malformed
+// or cut short, which PHP reads as far as it goes) or has more than
+// maxFormParts parts: a field may be in what was not read.
 func multipartFields(body []byte, boundary string) (url.Values, bool) {
 	form := url.Values{}
 	mr := multipart.NewReader(bytes.NewReader(body), boundary)
@@ -339,15 +395,54 @@ func multipartFields(body []byte, boundary string) (url.Values, bool) {
 			return nil, false
 		}
 		name := p.FormName()
-		if name == "" || p.FileName() != "" {
+		rack2, rack3 := rackPartNames(p.Header)
+		if name == "" && rack2 == "" && rack3 == "" || p.FileName() != "" {
 			continue
 		}
 		v, err := io.ReadAll(p) // within the body, at most MaxKeyBody bytes
 		if err != nil {
 			return nil, false
 		}
-		form.Add(name, string(v))
+		for i, n := range [...]string{name, rack2, rack3} {
+			if n != "" && (i < 1 || n != name) && (i < 2 || n != rack2) {
+				form.Add(n, string(v))
+			}
+		}
 	}
+}
+
+// rackPartNames returns the names under which Rack reads a multipart part
+// of header h as a field, whatever its Content-Disposition's type (Go's
+// Part.FormName reads form-data parts alone), "" for none: Rack 2 the
+// value after the last whitespace and "name=", in any case, of the first
+// Content-Disposition holding one (its MULTIPART_CONTENT_DISPOSITION
+// pattern), up to a quote or ';', or without one the part's Content-ID;
+// Rack 3 the name parameter of the Content-Disposition (read here as
+// mime.ParseMediaType reads it), or without one the Content-ID.
+func rackPartNames(h textproto.MIMEHeader) (rack2, rack3 string) {
+	found := false
+	for _, cd := range h["Content-Disposition"] {
+		s := " " + cd
+		for i := len(s) - len("name="); i > 0 && !found; i-- {
+			if equalASCIIFold(s[i:i+len("name=")], "name=") && strings.IndexByte(" \t\r\n\v\f", s[i-1]) >= 0 {
+				rack2 = strings.TrimPrefix(s[i+len("name="):], `"`)
+				if k := strings.IndexAny(rack2, `";`); k >= 0 {
+					rack2 = rack2[:k]
+				}
+				found = true
+			}
+		}
+	}
+	id := h.Get("Content-Id")
+	if !found {
+		rack2 = id
+	}
+	if cd := h["Content-Disposition"]; len(cd) == 0 {
+		rack3 = id
+	} else if _, params, err := mime.ParseMediaType(cd[0]); err == nil {
+		rack3 = params["name"]
+	}
+	return rack2, rack3
 }
 
 // mediaType returns r's Content-Type without parameters, in lower case.

@@ -28,9 +28,11 @@ const maxJSONDepth = 4
 // with values that differ (but for case) are ambiguous. So is the field
 // of a JSON body that could not be read (see readJSON). The field of a
 // body with a content coding is read both as sent and decoded (see
-// eitherReading), and that of an untyped POST body both as JSON and as a
-// form, where the field is the pair named as the query parameter (see
-// untypedPOST). A request whose Body is nil has no field, the query
+// eitherReading), and that of an untyped POST body, or of a form body
+// that opens an object, both as JSON and as a form, where the field is
+// the pair or part named as the query parameter (see bothReadings). A
+// body of any other type is JSON too when it opens an object (see
+// readJSON). A request whose Body is nil has no field, the query
 // unread, as for formValue.
 func (f *requestFacts) jsonValue(path string) (value string, ambiguous bool) {
 	if f.r.Body == nil {
@@ -44,8 +46,8 @@ func (f *requestFacts) jsonValue(path string) (value string, ambiguous bool) {
 }
 
 // jsonField returns the values of the JSON field at path (see jsonValue)
-// in the body as rd reads it and in the query: of an untyped POST body,
-// in both its readings (see untypedPOST).
+// in the body as rd reads it and in the query: of a form body that may be
+// JSON too, in both its readings (see bothReadings).
 func (f *requestFacts) jsonField(rd bodyReading, path string) (one fieldValues) {
 	name, rest, nested := strings.Cut(path, ".")
 	f.addJSONMember(&one, rd, name, rest, nested)
@@ -56,7 +58,7 @@ func (f *requestFacts) jsonField(rd bodyReading, path string) (one fieldValues) 
 		one.ambiguous = true
 		return one
 	}
-	if untypedPOST(f.r) {
+	if f.bothReadings(rd) {
 		one.merge(f.formReading(rd, queryName(path)))
 	}
 	return one
@@ -94,24 +96,22 @@ func (f *requestFacts) addJSONMember(one *fieldValues, rd bodyReading, name, res
 // followed by more), whose field a lenient reader may still find (gjson
 // skips what comes before an object). Such a body read as sent, of a
 // content coding, is kept as garbled instead: its field is ambiguous only
-// where a lenient reader may find it (see mayNameMember). A body without
-// a Content-Type is JSON when, so read, it starts with an object ('{'
-// after a byte order mark and whitespace), as FastAPI and a Go handler
-// decoding r.Body read it; one that could not be read may be. A body of
-// another type, an untyped one that starts otherwise, or an empty one,
-// has no field.
+// where a lenient reader may find it (see mayNameMember). A body of
+// another type, or without one, is JSON when, so read, it starts with an
+// object ('{' after a byte order mark and whitespace), as FastAPI reads
+// an untyped one and a Go handler decoding r.Body (or gin's
+// ShouldBindJSON) reads one of any type, text/plain as fetch() sends a
+// string; one that could not be read may be. One that starts otherwise,
+// or an empty one, has no field.
 func (f *requestFacts) readJSON(rd bodyReading) bool {
 	typed := jsonType(f.r)
-	if !typed && !untyped(f.r) {
-		return true
-	}
 	fs := f.reqBody.fields(rd)
 	body, ok := f.bodyOf(rd)
 	body = withoutBOM(body)
 	switch {
+	case !typed && !f.mayOpenObject(rd): // of another type, and no JSON object: no field
 	case !ok:
 		return false
-	case !typed && !opensObject(body): // untyped, and no JSON object: no field
 	case len(bytes.TrimLeft(body, " \t\r\n")) == 0 || json.Valid(body):
 		fs.json = body
 	case rd == bodySent:
@@ -228,17 +228,46 @@ func untyped(r *http.Request) bool {
 }
 
 // untypedPOST reports whether r is a POST whose body has no Content-Type
-// (see untyped), which upstreams read in two ways: Rack, so Rails,
-// Sinatra and Hanami, as an application/x-www-form-urlencoded form
-// (Rack's form_data? holds for a POST without a type, and Rails leaves
-// such a body to Rack), and FastAPI and a Go handler decoding r.Body as
-// JSON (see readJSON). A form or JSON key reads the field in both, as
-// the pairs of the body split on '&' (see fieldValues.addPairs) and as
-// the member of the object it opens: a value one reading gives is the
-// field's, and readings that give values that differ make it ambiguous.
-// Rack reads no untyped body of another method as a form.
+// (see untyped), which Rack, so Rails, Sinatra and Hanami, reads as an
+// application/x-www-form-urlencoded form (Rack's form_data? holds for a
+// POST without a type, and Rails leaves such a body to Rack). Rack reads
+// no untyped body of another method as a form.
 func untypedPOST(r *http.Request) bool {
 	return r.Method == http.MethodPost && untyped(r)
+}
+
+// bothReadings reports whether upstreams may read r's body, as rd reads
+// it, both as a form and as JSON: an untyped POST (see untypedPOST),
+// whatever it opens, and a body of type application/x-www-form-urlencoded
+// or multipart (see readForm) that opens a JSON object, which a Go
+// handler decoding r.Body reads whatever its type (see readJSON), or whose
+// Content-Type is a JSON one as well
+// ("application/x-www-form-urlencoded, application/json"). A form or JSON
+// key reads the field in both, as the pairs or parts of the form (see
+// fieldValues.addPairs) and as the member of the object: a value one
+// reading gives is the field's, and readings that give values that differ
+// make it ambiguous.
+func (f *requestFacts) bothReadings(rd bodyReading) bool {
+	if untypedPOST(f.r) {
+		return true
+	}
+	if t := mediaType(f.r); t != "application/x-www-form-urlencoded" && !strings.HasPrefix(t, "multipart/") {
+		return false
+	}
+	return jsonType(f.r) || f.mayOpenObject(rd)
+}
+
+// mayOpenObject reports whether r's body, as rd reads it, opens a JSON
+// object ('{' after one byte order mark and whitespace), or may: one not
+// read whole is read as sent up to its first byte but whitespace (see
+// opensObjectAsSent), and its content, of a coding not decoded or past
+// MaxKeyBody, may open one.
+func (f *requestFacts) mayOpenObject(rd bodyReading) bool {
+	if rd != bodyDecoded {
+		return f.opensObjectAsSent()
+	}
+	body, ok := f.content()
+	return !ok || opensObject(withoutBOM(body))
 }
 
 // opensObject reports whether body, after the whitespace JSON allows

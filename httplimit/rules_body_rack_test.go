@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
@@ -72,6 +74,56 @@ func TestAMultipartBodyOfAnyKindIsReadAsRackReadsIt(t *testing.T) {
 		}
 		if want := []int{200, 200, 429}; !slices.Equal(got, want) {
 			t.Errorf("victim as %q from three addresses: %v, want %v", c.contentType, got, want)
+		}
+	}
+}
+
+// Rack reads a multipart part's name from its Content-Disposition whatever
+// the disposition's type (Rack 2 after the last " name=", Rack 3 as the
+// name parameter; "should always be form-data", it notes), and names a
+// part without one by its Content-ID; Go's Part.FormName reads form-data
+// parts alone. A part "attachment; name=email" is params[:email] to Rails
+// and Sinatra: counted as the field, from any address; beside a form-data
+// part of another value, which Go reads, counted together.
+func TestAMultipartPartNamedUnderAnotherDispositionIsTheField(t *testing.T) {
+	mp := http.Header{"Content-Type": {"multipart/form-data; boundary=X"}}
+	part := func(head, value string) string { return "--X\r\n" + head + "\r\n\r\n" + value + "\r\n" }
+	mw, _ := rulesMiddleware(t, bodyKeyRule("form:email", httplimit.FallbackIP, 2))
+	h := mw.Handler(echoBody())
+	got := []int{
+		sendTyped(t, h, "192.0.2.1", mp, part(`Content-Disposition: attachment; name="email"`, "victim")+"--X--\r\n"),
+		sendTyped(t, h, "192.0.2.2", mp, part("Content-Disposition: inline; NAME=email", "victim")+"--X--\r\n"),
+		sendTyped(t, h, "192.0.2.3", mp, part("Content-ID: email", "victim")+"--X--\r\n"),
+	}
+	if want := []int{200, 200, 429}; !slices.Equal(got, want) {
+		t.Errorf("victim in a part of another disposition, another, by Content-ID, from three addresses: %v, want %v", got, want)
+	}
+	got = got[:0]
+	for i := range 4 {
+		body := multipartPart("email", fmt.Sprint("decoy", i)) + part(`Content-Disposition: attachment; name="email"`, "victim") + "--X--\r\n"
+		got = append(got, sendTyped(t, h, fmt.Sprintf("198.51.100.%d", i+1), mp, body))
+	}
+	if want := []int{200, 200, 429, 429}; !slices.Equal(got, want) {
+		t.Errorf("a form-data decoy beside victim as an attachment, from four addresses: %v, want %v", got, want)
+	}
+}
+
+// A query: key reads a parameter under a name Rack 2 strips to the key's
+// ("[tenant]", "tenant]", "]tenant") as a form: key does: Rack 2 (and
+// Rails 7.1 to 8.0) reads it as the parameter, Rack 3 and Go as a name of
+// its own. Every such request of the rule is counted together, whatever
+// its fallback, so that a client of many addresses spelling its tenant so
+// gets no count per address.
+func TestAQueryKeyCountsARackBracketedNameTogether(t *testing.T) {
+	for _, fallback := range []string{httplimit.FallbackIP, httplimit.FallbackSkip} {
+		mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "tenants", Key: []string{"query:tenant"}, Fallback: fallback,
+			Limits: []sluice.Limit{sluice.FixedWindow(2, time.Minute)}})
+		var rs []req
+		for i, q := range []string{"[tenant]=acme", "tenant]=acme", "%5Dtenant=acme"} {
+			rs = append(rs, req{remote: fmt.Sprintf("192.0.2.%d:1", i+1), path: "/api/search?" + q})
+		}
+		if got, want := statuses(mw, rs...), []int{200, 200, 429}; !slices.Equal(got, want) {
+			t.Errorf("fallback %s: tenant acme under Rack 2's bracketed names from three addresses: %v, want %v", fallback, got, want)
 		}
 	}
 }
