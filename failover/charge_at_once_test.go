@@ -217,3 +217,66 @@ func (s *slowNamingStore) Apply(ctx context.Context, checks []sluice.Check, out 
 	}
 	return err
 }
+
+// A caller that gives up gets an error wrapping its context's error, never
+// a fallback decision (the package's contract), also when it gives up
+// while a call spanning the down node b charges what it admitted on the
+// healthy node a at once. What the local decision gave the call goes back
+// to this instance's share, the call is no fallback, and a's keys stay the
+// primary's: the caller's cancellation is not the call's bound cutting
+// the charge short. The same holds of a return call that fails on b.
+func TestACallerWhoGivesUpDuringTheChargeAtOnceGetsAnError(t *testing.T) {
+	for _, returning := range []bool{false, true} {
+		clk := storetest.NewClock()
+		remote := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
+		defer remote.Close()
+		var giveUp atomic.Pointer[context.CancelFunc]
+		charges := 0
+		primary, f := onNodes(t, clk, remote, failover.Options{
+			ChargeOnce: func(ctx context.Context, checks []sluice.Check, _ []string) error {
+				cancel := giveUp.Load()
+				if cancel == nil || nodeOf(&checks[0]) != "a" {
+					return nil
+				}
+				charges++
+				(*cancel)() // the caller gives up while a's charge is on its way
+				<-ctx.Done()
+				return ctx.Err()
+			}})
+		primary.down.Store("b")
+		l := sluice.FixedWindow(100, time.Hour).Named("per-client") // a share of 50
+		checks := []sluice.Check{{Key: "a1", Limit: l, Cost: 1}, {Key: "b1", Limit: l, Cost: 1}}
+		out := make([]sluice.Status, 2)
+		used := int64(0) // of a1's share
+		if returning {   // b falls back: its next call returns
+			if err := f.Apply(context.Background(), checks, out); err != nil || !out[0].Allowed {
+				t.Fatalf("first call while b is down: %+v, %v", out, err)
+			}
+			used++
+		}
+		before := f.Stats().FallbackDecisions
+		ctx, cancel := context.WithCancel(context.Background())
+		giveUp.Store(&cancel)
+		err := f.Apply(ctx, checks, out)
+		giveUp.Store(nil)
+		cancel()
+		if charges == 0 {
+			t.Fatalf("returning %v: no charge at once was made (err %v): the scenario did not happen", returning, err)
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("returning %v: Apply after the caller gave up: err %v, statuses %+v; want an error wrapping context.Canceled", returning, err, out)
+		}
+		if got := f.Stats().FallbackDecisions; got != before {
+			t.Errorf("returning %v: %d fallbacks after the call given up, want %d", returning, got, before)
+		}
+		if !f.Direct([]sluice.Check{{Key: "a2", Limit: l, Cost: 1}}) {
+			t.Errorf("returning %v: Direct of a key of a of the limit: false, want true (a did not fail, nor its charge)", returning)
+		}
+		if err := f.Apply(context.Background(), checks, out); err != nil || !out[0].Allowed {
+			t.Fatalf("returning %v: the next call: %+v, %v", returning, out, err)
+		}
+		if want := 50 - used - 1; out[0].Remaining != want {
+			t.Errorf("returning %v: a1's share after the next call: %d left, want %d (the call given up took nothing)", returning, out[0].Remaining, want)
+		}
+	}
+}

@@ -611,7 +611,9 @@ func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluic
 			}
 			return fmt.Errorf("failover: %w; local fallback: %w", unavailable(reason), err)
 		}
-		f.owe(ctx, checks, out, blamed, begun)
+		if err := f.owe(ctx, checks, out, blamed, begun); err != nil {
+			return fmt.Errorf("failover: caller gave up: %w (%v)", err, reason)
+		}
 	}
 	for i := range checks {
 		if c := &checks[i]; c.Cost > c.Limit.Burst() {
@@ -696,9 +698,16 @@ func admitted(checks []sluice.Check, out []sluice.Status) bool {
 // whose charge the call's bound cut short (a call that waited its whole
 // Timeout for a node that stopped answering), the limits of those keys
 // fall back (see mark), its other keys staying the primary's.
-func (f *Store) owe(ctx context.Context, checks []sluice.Check, out []sluice.Status, blamed []*node, begun time.Time) {
+//
+// ctx is the caller's. If it is done before the charge at once is, the
+// call is no decision: what the local decision gave it goes back (see
+// giveBack), out of the ledger's accounts too, the nodes that answer are
+// not marked, and owe returns ctx's error. Units in a charge sent
+// meanwhile stay in it, in doubt, as a refund leaves them (see Refund):
+// erring on the side of refusing.
+func (f *Store) owe(ctx context.Context, checks []sluice.Check, out []sluice.Status, blamed []*node, begun time.Time) error {
 	if f.ledger == nil || !admitted(checks, out) {
-		return
+		return nil
 	}
 	f.ledger.add(checks, out)
 	var now []sluice.Check // the admitted keys of nodes that answer
@@ -720,7 +729,7 @@ func (f *Store) owe(ctx context.Context, checks []sluice.Check, out []sluice.Sta
 		}
 	}
 	if len(now) == 0 {
-		return
+		return nil
 	}
 	switch f.chargeNow(ctx, now, answer, begun) {
 	case chargeFailed:
@@ -728,10 +737,15 @@ func (f *Store) owe(ctx context.Context, checks []sluice.Check, out []sluice.Sta
 			n.fellBack.Store(true)
 		}
 	case chargeCutShort:
+		if err := ctx.Err(); err != nil { // the caller's, not the bound's
+			f.giveBack(context.WithoutCancel(ctx), checks, out, true)
+			return err
+		}
 		for i, n := range at {
 			n.fellBackOn(&now[i])
 		}
 	}
+	return nil
 }
 
 // share returns this instance's share of l, l.Scale(1, f.instances),

@@ -323,8 +323,10 @@ func (f *Store) chargeBound() time.Duration {
 // admissions within, and the primary counts every unit it admits, so an
 // instance that decides on the primary alone never admits beyond the
 // shared limit because of this one. A call the primary decides is its
-// decision (its statuses, counted as the primary's); a call the share
-// refuses is a fallback (ErrReturning) and still charges what it owes: the
+// decision (its statuses, counted as the primary's), and so is a refusal
+// its over-limit cache gives for it (see CachingStore), which leaves the
+// breaker and the return period as they were; a call the share refuses
+// is a fallback (ErrReturning) and still charges what it owes: the
 // primary's health check. So does a call the share admits that has no
 // check for the primary (concurrency checks only), a fallback too
 // (errAdmittedByShare). A success closes a half-open breaker and starts
@@ -337,7 +339,8 @@ func (f *Store) returnCall(parent context.Context, checks []sluice.Check, out []
 	// The local decision, the charges and the primary's decision share one
 	// bound: a call returns within it, decided by the share when the
 	// primary has not answered by then.
-	ctx, cancel := f.chargeBounded(parent)
+	begun := time.Now()
+	ctx, cancel := f.chargeBoundedFrom(parent, begun)
 	defer cancel()
 	if err := f.applyLocal(ctx, checks, out); err != nil {
 		f.release(ns, tks)
@@ -347,9 +350,15 @@ func (f *Store) returnCall(parent context.Context, checks []sluice.Check, out []
 		return fmt.Errorf("failover: %w; local fallback: %w", ErrReturning, err)
 	}
 	var err error
-	decided := false // by the primary
+	decided, cached := false, false // by the primary; by its cache
 	if admitted(checks, out) {
-		decided, err = f.returnPrimary(ctx, checks, out, ns)
+		decided, cached, err = f.returnPrimary(ctx, checks, out, ns)
+	}
+	if err == nil && cached {
+		// The primary's refusal, which its cache gave without asking it:
+		// a decision, not a fallback, that says nothing of its health.
+		f.release(ns, tks)
+		return nil
 	}
 	if err == nil && !decided {
 		err = f.settleOr(ctx, checks, ns, true)
@@ -381,7 +390,7 @@ func (f *Store) returnCall(parent context.Context, checks []sluice.Check, out []
 		// if it ran, as the primary's own, as an Apply outside a return
 		// period whose caller gives up does.
 		f.release(ns, tks)
-		f.giveBack(context.WithoutCancel(ctx), checks, out)
+		f.giveBack(context.WithoutCancel(ctx), checks, out, false)
 		return fmt.Errorf("failover: caller gave up: %w (%v)", parent.Err(), err)
 	default:
 		f.storeErrors.Add(1)
@@ -397,7 +406,10 @@ func (f *Store) returnCall(parent context.Context, checks []sluice.Check, out []
 		reason = fmt.Errorf("%w: %w", ErrReturning, err)
 	}
 	if err != nil {
-		f.owe(ctx, checks, out, blamed, time.Time{}) // the primary may not have counted it
+		// The primary may not have counted it.
+		if err := f.owe(parent, checks, out, blamed, begun); err != nil {
+			return fmt.Errorf("failover: caller gave up: %w (%v)", err, reason)
+		}
 	} else if admitted(checks, out) {
 		reason = errAdmittedByShare
 	}
@@ -407,17 +419,17 @@ func (f *Store) returnCall(parent context.Context, checks []sluice.Check, out []
 
 // returnPrimary has the primary decide the checks that out admits locally,
 // after charging what their keys owe (callPrimary), and reports whether it
-// did (not an answer from the over-limit cache, which says nothing of the
-// primary's health). Out becomes the primary's statuses (its receipts
-// too: a refund goes back to the primary, which counted the units), or its
-// refusal; what the local store gave a refused call goes back: its leases,
-// and the units of its fixed window, sliding counter and sliding log
-// checks (refunded by their receipts). A bucket's units stay spent in the
-// share (a bucket takes no refund), which then admits less until it
-// refills, never more. Concurrency checks are decided locally only (a
-// lease the primary gave to a call the share then refused would be held
-// until it expired).
-func (f *Store) returnPrimary(ctx context.Context, checks []sluice.Check, out []sluice.Status, ns []*node) (bool, error) {
+// did, and whether its over-limit cache answered for it (cached: a
+// refusal that says nothing of the primary's health). Out becomes the
+// primary's statuses (its receipts too: a refund goes back to the
+// primary, which counted the units), or its refusal; what the local store
+// gave a refused call goes back: its leases, and the units of its fixed
+// window, sliding counter and sliding log checks (refunded by their
+// receipts). A bucket's units stay spent in the share (a bucket takes no
+// refund), which then admits less until it refills, never more.
+// Concurrency checks are decided locally only (a lease the primary gave
+// to a call the share then refused would be held until it expired).
+func (f *Store) returnPrimary(ctx context.Context, checks []sluice.Check, out []sluice.Status, ns []*node) (decided, cached bool, err error) {
 	var idx []int
 	for i := range checks {
 		if chargeable(checks[i].Limit) {
@@ -425,16 +437,16 @@ func (f *Store) returnPrimary(ctx context.Context, checks []sluice.Check, out []
 		}
 	}
 	if len(idx) == 0 {
-		return false, nil
+		return false, false, nil
 	}
 	pc := make([]sluice.Check, len(idx))
 	ps := make([]sluice.Status, len(idx))
 	for j, i := range idx {
 		pc[j] = checks[i]
 	}
-	cached, err := f.callPrimary(ctx, pc, ps, ns, time.Time{})
+	cached, err = f.callPrimary(ctx, pc, ps, ns, time.Time{})
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	if f.memo != nil && !cached {
 		f.memo.put(pc, ps, f.now())
@@ -443,11 +455,11 @@ func (f *Store) returnPrimary(ctx context.Context, checks []sluice.Check, out []
 		for j, i := range idx {
 			out[i] = ps[j]
 		}
-		return !cached, nil
+		return true, cached, nil
 	}
 	// Refused: the primary's statuses, and what the share gave back (the
 	// checks of its leases report as a peek would).
-	f.giveBack(ctx, checks, out)
+	f.giveBack(ctx, checks, out, false)
 	for i := range checks {
 		if out[i].Lease != 0 {
 			out[i].Remaining = min(out[i].Remaining+checks[i].Cost, f.share(checks[i].Limit).Burst())
@@ -457,18 +469,20 @@ func (f *Store) returnPrimary(ctx context.Context, checks []sluice.Check, out []
 	for j, i := range idx {
 		out[i] = ps[j]
 	}
-	return !cached, nil
+	return true, cached, nil
 }
 
 // giveBack gives the local store back what applyLocal gave checks and
 // reported in out (its marked leases and receipts: see markLocal), for a
 // call that is not admitted after all: the leases released, the units of
 // fixed window, sliding counter and sliding log checks refunded, with the
-// shares it decided. Nothing of it was owed to the primary (see owe), so
-// the ledger is not touched. A lease not given back expires; units not
-// given back (a bucket's, which takes no refund) leave the share stricter
-// until they pass, never looser.
-func (f *Store) giveBack(ctx context.Context, checks []sluice.Check, out []sluice.Status) {
+// shares it decided. With owed, the units were put in the ledger's
+// accounts (see owe) and are taken out of them as Refund takes them;
+// otherwise nothing of them was owed to the primary and the ledger is not
+// touched. A lease not given back expires; units not given back (a
+// bucket's, which takes no refund) leave the share stricter until they
+// pass, never looser, and are charged if owed.
+func (f *Store) giveBack(ctx context.Context, checks []sluice.Check, out []sluice.Status, owed bool) {
 	var leased []sluice.Check
 	var leases, receipts []int64
 	for i := range checks {
@@ -487,7 +501,10 @@ func (f *Store) giveBack(ctx context.Context, checks []sluice.Check, out []sluic
 	if r, ok := f.local.(sluice.Releaser); ok && len(leased) > 0 {
 		_ = r.Release(ctx, leased, leases)
 	}
-	if receipts != nil {
+	switch {
+	case receipts != nil && owed:
+		_ = f.refundLocal(ctx, checks, receipts)
+	case receipts != nil:
 		_ = f.refundShares(ctx, checks, receipts)
 	}
 }

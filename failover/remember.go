@@ -27,7 +27,7 @@ type lastWord struct {
 	started   bool
 }
 
-// memoShards is the number of independently locked parts of a memo.
+// memoShards is the most independently locked parts a memo has.
 const memoShards = 16
 
 // A memo keeps the primary's last word per key, bounded: a full shard
@@ -35,22 +35,31 @@ const memoShards = 16
 // no last word falls back to its whole share.
 type memo struct {
 	seed   maphash.Seed
-	per    int // entries per shard
+	mask   uint64 // the shards in use, a power of two, less one
+	per    int    // entries per shard in use
 	shards [memoShards]struct {
 		mu sync.Mutex
 		m  map[stateKey]lastWord
 	}
 }
 
+// newMemo returns a memo of at most max entries (DefaultRemember when
+// max ≤ 0): each shard in use holds max divided by their number, rounded
+// down, with fewer shards when that would be below 16, so that together
+// they never hold more than max.
 func newMemo(max int) *memo {
 	if max <= 0 {
 		max = DefaultRemember
 	}
-	return &memo{seed: maphash.MakeSeed(), per: max/memoShards + 1}
+	n := memoShards
+	for n > 1 && max/n < 16 {
+		n /= 2
+	}
+	return &memo{seed: maphash.MakeSeed(), mask: uint64(n - 1), per: max / n}
 }
 
 func (m *memo) shard(k stateKey) int {
-	return int((maphash.String(m.seed, k.key) ^ maphash.String(m.seed, k.name)) % memoShards)
+	return int((maphash.String(m.seed, k.key) ^ maphash.String(m.seed, k.name)) & m.mask)
 }
 
 // put remembers out, the primary's statuses for checks, answered at now.
