@@ -18,6 +18,11 @@ import (
 // !!binary (the base64 of the bytes meant); none is expanded anywhere in
 // the file. It reports too each key written as an alias (*name: …), which
 // would be read as the anchor's name, not as the key it stands for.
+//
+// An error names the value's place and why it is refused, never the
+// value, which may be a secret (a password, a token, a header's value)
+// that sluice check prints and sluice serve logs on a reload it refuses:
+// "$Xk9_aB2" is a password a generator writes as well as a variable.
 func (d *decoder) unexpanded(n *yaml.Node, path string) {
 	const instead = "write the value itself, or name a file that holds a secret (password_file, secret_file)"
 	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") && n.Tag != "!" {
@@ -33,10 +38,10 @@ func (d *decoder) unexpanded(n *yaml.Node, path string) {
 		switch {
 		case n.Tag != "!!str":
 		case envVariable(n.Value):
-			d.Errorf(n, path, "%q: environment variables are not expanded: %s", n.Value, instead)
+			d.Errorf(n, path, "environment variables (${NAME}) are not expanded: %s", instead)
 		case bareVariable(n.Value):
-			d.Errorf(n, path, "%q: environment variables are not expanded, and a whole value of $ and a name is taken for one: %s, "+
-				"whose text is read as it is, a leading $ too", n.Value, instead)
+			d.Errorf(n, path, "environment variables are not expanded, and a whole value of $ and a name is taken for one: %s, "+
+				"whose text is read as it is, a leading $ too", instead)
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {

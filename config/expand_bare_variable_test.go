@@ -17,11 +17,11 @@ func TestAVariableWithoutBracesIsRefusedNotReadLiterally(t *testing.T) {
 	const redis = "store:\n  type: redis\n  redis:\n    addresses: [\"r:6379\"]\n    password: "
 	for _, c := range []struct{ yaml, want string }{
 		{redis + "$REDIS_PASSWORD\n",
-			`v.yaml:7:15: store.redis.password: "$REDIS_PASSWORD": environment variables are not expanded, ` +
+			`v.yaml:7:15: store.redis.password: environment variables are not expanded, ` +
 				`and a whole value of $ and a name is taken for one: write the value itself, or name a file that holds a secret ` +
 				`(password_file, secret_file), whose text is read as it is, a leading $ too`},
 		{redis + "\"$_pw1\"\n",
-			`v.yaml:7:15: store.redis.password: "$_pw1": environment variables are not expanded, ` +
+			`v.yaml:7:15: store.redis.password: environment variables are not expanded, ` +
 				`and a whole value of $ and a name is taken for one: write the value itself, or name a file that holds a secret ` +
 				`(password_file, secret_file), whose text is read as it is, a leading $ too`},
 	} {

@@ -48,17 +48,17 @@ func TestVariablesAreNotExpandedButRefused(t *testing.T) {
 		{"store:\n  type: redis\n  redis:\n    addresses: [\"r:6379\"]\n    password: !env REDIS_PASSWORD\n",
 			"v.yaml:7:15: store.redis.password: the tag !env is not read here, and no variable is expanded"},
 		{"store:\n  type: redis\n  redis:\n    addresses: [\"r:6379\"]\n    password: ${REDIS_PASSWORD}\n",
-			`v.yaml:7:15: store.redis.password: "${REDIS_PASSWORD}": environment variables are not expanded`},
-		{"upstream: \"${UPSTREAM}\"\n", `v.yaml:3:11: upstream: "${UPSTREAM}": environment variables are not expanded`},
+			`v.yaml:7:15: store.redis.password: environment variables (${NAME}) are not expanded`},
+		{"upstream: \"${UPSTREAM}\"\n", `v.yaml:3:11: upstream: environment variables (${NAME}) are not expanded`},
 		{"admin:\n  callers:\n    - name: ci\n      token_sha256: ${CI_TOKEN_HASH}\n      scopes: [check]\n",
-			`v.yaml:6:21: admin.callers[0].token_sha256: "${CI_TOKEN_HASH}": environment variables are not expanded`},
+			`v.yaml:6:21: admin.callers[0].token_sha256: environment variables (${NAME}) are not expanded`},
 		// A reference with a default, as Compose and shells write one, and
 		// one inside a value: the host "${REDIS_HOST}" passed sluice check.
 		{"store:\n  type: redis\n  redis:\n    addresses: [\"r:6379\"]\n    password: ${REDIS_PASSWORD:-changeme}\n",
-			`v.yaml:7:15: store.redis.password: "${REDIS_PASSWORD:-changeme}": environment variables are not expanded`},
+			`v.yaml:7:15: store.redis.password: environment variables (${NAME}) are not expanded`},
 		{"store:\n  type: redis\n  redis:\n    addresses: [\"${REDIS_HOST}:6379\"]\n",
-			`v.yaml:6:17: store.redis.addresses[0]: "${REDIS_HOST}:6379": environment variables are not expanded`},
-		{"upstream: \"http://${API_HOST}:8080/v1\"\n", `v.yaml:3:11: upstream: "http://${API_HOST}:8080/v1": environment variables are not expanded`},
+			`v.yaml:6:17: store.redis.addresses[0]: environment variables (${NAME}) are not expanded`},
+		{"upstream: \"http://${API_HOST}:8080/v1\"\n", `v.yaml:3:11: upstream: environment variables (${NAME}) are not expanded`},
 		// YAML's !!binary stands for the bytes its base64 encodes (as a
 		// Kubernetes Secret's data holds a password); it was read as the
 		// base64 text itself, a password of "c2VjcmV0" for "secret".

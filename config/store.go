@@ -158,10 +158,24 @@ func (d *decoder) dialAddress(n *yaml.Node, p string) string {
 		switch {
 		case strings.Contains(s, "@"): // credentials (redis://user:secret@host:6379, as managed Redis providers hand them out)
 			instead = ": write the host and port alone, the user in username and the password in a file named by password_file"
+		case strings.Contains(s, "?"): // settings (redis://host:6379/?password=secret, as redis-py's from_url reads them)
+			instead = ": write the host and port alone, each setting of the query in its field, the password in a file named by password_file"
 		case strings.Contains(s, "://"):
 			instead = ": write the host and port alone, without a scheme"
 		}
-		d.Errorf(n, p, "%q is not a host:port address (e.g. redis.internal:6379)%s", redact.URL(s), instead)
+		d.Errorf(n, p, "%q is not a host:port address (e.g. redis.internal:6379)%s", shownAddress(s), instead)
 	}
 	return s
+}
+
+// shownAddress is s, an address refused, as an error shows it: the
+// password of its user information masked (redact.URL), and its query,
+// which may hold one (?password=…), replaced by "?…". The user information
+// is masked first, so that a "?" in its password ends nothing.
+func shownAddress(s string) string {
+	shown := redact.URL(s)
+	if before, _, ok := strings.Cut(shown, "?"); ok {
+		return before + "?…"
+	}
+	return shown
 }

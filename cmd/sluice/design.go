@@ -85,13 +85,21 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *config == "-" {
 		return usageErrorf("-config -: standard output has the analysis; name a file (or print the configuration alone with -format yaml)")
 	}
+	for _, o := range []struct{ flag, name string }{{"-config", *config}, {"-o", *out}} {
+		if o.name != "" && *reqFile != "" && isInput(*reqFile, o.name) {
+			return usageErrorf("%s %s and -requirements %s name one file: the requirements would be written over; name another", o.flag, o.name, *reqFile)
+		}
+	}
 	var req sim.Requirements
 	if *reqFile != "" {
 		f, err := openInput(*reqFile)
 		if err != nil {
 			return err
 		}
-		data, err := io.ReadAll(f)
+		// sim reads at most maxRequirementsBytes, refusing more whole: one
+		// byte more lets it tell, and an input that never ends is read no
+		// further.
+		data, err := io.ReadAll(io.LimitReader(f, maxRequirementsBytes+1))
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", inputName(*reqFile), err)
@@ -151,6 +159,10 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	return designOutput{config: *config, out: *out, format: *format}.write(a.Config, a.Markdown, a, stdout, stderr)
 }
+
+// maxRequirementsBytes is the most of a -requirements file that
+// sim.ReadRequirements and sim.ReadAPIRequirements read: 1 MiB.
+const maxRequirementsBytes = 1 << 20
 
 // designOutput is where the design goes: the configuration file, the
 // analysis file (standard output when empty) and the analysis's format.

@@ -80,7 +80,10 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *from != "" && !slices.Contains(migrate.Formats(), *from) {
 		return usageErrorf("-from %q: use %s", *from, strings.Join(migrate.Formats(), ", "))
 	}
-	src, err := readImportFile(names[0])
+	if *report != "" && *report != "-" && isInput(names[0], *report) {
+		return usageErrorf("-report %s: it is the FILE imported; name another file", *report)
+	}
+	src, err := readImportFile(ctx, names[0])
 	if err != nil {
 		return err
 	}
@@ -101,6 +104,17 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	files, err := tr.Files(*enforce)
 	if err != nil {
+		return err
+	}
+	for name := range files {
+		if isInput(names[0], filepath.Join(*dir, name)) {
+			return usageErrorf("-dir %s: the import writes %s there, which is the FILE imported; name another -dir", *dir, name)
+		}
+	}
+	// An input that ended because a signal ended its producer too (Ctrl-C
+	// in kubectl … | sluice import -) may be a part of it: nothing is
+	// written.
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if *report == "" || *report == "-" {
@@ -136,14 +150,17 @@ const maxImportBytes = 16 << 20
 
 // readImportFile reads the file at name, a pipe too (<(kubectl get
 // ingress -o yaml)), or standard input for "-"; one of more than
-// maxImportBytes is an error read no further.
-func readImportFile(name string) ([]byte, error) {
-	f, err := openInput(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	src, err := io.ReadAll(io.LimitReader(f, maxImportBytes+1))
+// maxImportBytes is an error read no further. When ctx ends first, the
+// read is given up with ctx's error (untilDone).
+func readImportFile(ctx context.Context, name string) ([]byte, error) {
+	src, err := untilDone(ctx, func() ([]byte, error) {
+		f, err := openInput(name) // opening a named pipe waits for a writer
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return io.ReadAll(io.LimitReader(f, maxImportBytes+1))
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -165,11 +182,13 @@ var importedOrder = []string{migrate.EnvoyRulesFile, migrate.ConfigFile}
 // dir as it was: no file of this import in it, any file of an earlier one
 // untouched, and dir itself gone when this call made it. Unless force, a
 // file of files' names already in dir is replaced only when an earlier
-// import wrote it (keepOthersFiles). Each file is written beside its
-// final name and renamed over it, so a reader of dir never sees one half
-// written; a file replaced keeps its permissions, a new one gets
-// os.Create's (writeBeside). A rename that fails after the Envoy rules'
-// succeeded leaves the new rules beside the earlier configuration.
+// import wrote it (keepOthersFiles). Each file is written as every other
+// file a command writes (preparePendingFile): beside its final name and
+// renamed over it, so a reader of dir never sees one half written; a link
+// to a regular file is kept, the file it leads to replaced; a file
+// replaced keeps its permissions, a new one gets os.Create's. A rename
+// that fails after the Envoy rules' succeeded leaves the new rules beside
+// the earlier configuration.
 func writeImported(dir string, files map[string]string, force bool, stderr io.Writer) (err error) {
 	cfg := filepath.Join(dir, migrate.ConfigFile)
 	if _, err := config.Parse(cfg, []byte(files[migrate.ConfigFile])); err != nil {
@@ -195,35 +214,30 @@ func writeImported(dir string, files map[string]string, force bool, stderr io.Wr
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	var temps []string
+	var pending []*pendingFile // prepared, not yet committed
 	defer func() {
-		for _, t := range temps {
-			os.Remove(t)
+		for _, p := range pending {
+			p.discard()
 		}
 	}()
-	written := map[string]string{}
 	for _, name := range importedOrder {
 		text, ok := files[name]
 		if !ok {
 			continue
 		}
-		temp, err := writeBeside(filepath.Join(dir, name), text)
+		p, err := preparePendingFile("-dir", filepath.Join(dir, name), text)
 		if err != nil {
 			return err
 		}
-		temps = append(temps, temp)
-		written[name] = temp
+		pending = append(pending, p)
 	}
-	for _, name := range importedOrder {
-		temp, ok := written[name]
-		if !ok {
-			continue
-		}
-		path := filepath.Join(dir, name)
-		if err := os.Rename(temp, path); err != nil {
+	for len(pending) > 0 {
+		p := pending[0]
+		pending = pending[1:]
+		if err := p.commit(); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "wrote %s\n", path)
+		fmt.Fprintf(stderr, "wrote %s\n", p.name)
 	}
 	return nil
 }

@@ -148,3 +148,14 @@ func sameFile(a, b string) bool {
 	sb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
+
+// isInput reports whether name, a file a command writes, is input, the
+// regular file it reads (sameFile): written over, the input would be
+// gone. Standard input ("-"), a pipe or a device is never one.
+func isInput(input, name string) bool {
+	if input == "-" {
+		return false
+	}
+	st, err := os.Stat(input)
+	return err == nil && st.Mode().IsRegular() && sameFile(input, name)
+}
