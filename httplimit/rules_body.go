@@ -14,8 +14,9 @@ import (
 
 // MaxKeyBody is the most bytes of a request's body read for a rule's key
 // of its form or JSON fields (KeyForm, KeyJSON), and the most a gzip or
-// deflate body (by its Content-Encoding) is decoded to. A longer body of
-// the key's content type may hold the field unread: every such request of
+// deflate body (by its Content-Encoding) is decoded to. A longer form or
+// JSON body, to either key (see bothReadings), or one of another type that
+// may open a JSON object, may hold the field unread: every such request of
 // the rule is counted together, as one whose field upstreams may read as
 // different values is, whatever the rule's Fallback; so is one of another
 // content coding (br, zstd), of several, or that does not decode, and one
@@ -191,12 +192,13 @@ type replayedBody struct {
 // reads (see pairValue): the field may be there, read by the upstream.
 // The field of a body with a content coding is read both as sent and
 // decoded, as upstreams read it one way or the other (see eitherReading),
-// and that of an untyped POST body, or of a form body that opens a JSON
-// object, both as a form and as JSON (see bothReadings). A request whose
-// Body is nil describes
-// one whose body is elsewhere (forward-auth's): it has no field, the query
-// unread, since a query value alone would let the client pick its count
-// while the upstream reads the body.
+// and that of any body both as a form and as JSON, as Rails' params and
+// Laravel's input() read it from whichever the client sends: as JSON it
+// is the object's member of that name, in any case (see bothReadings). A
+// request whose Body is nil describes one whose body is elsewhere
+// (forward-auth's): it has no field, the query unread, since a query
+// value alone would let the client pick its count while the upstream
+// reads the body.
 func (f *requestFacts) formValue(name string) (v string, ambiguous bool) {
 	if f.r.Body == nil {
 		return "", false
@@ -209,15 +211,11 @@ func (f *requestFacts) formValue(name string) (v string, ambiguous bool) {
 }
 
 // formField returns the values of the form field name (see formValue) in
-// the query and in the body as rd reads it: of a form body that may be
-// JSON too, in both its readings (see bothReadings), as a form and as
-// JSON, where the field is the object's member of that name, in any case.
-func (f *requestFacts) formField(rd bodyReading, name string) (one fieldValues) {
-	one = f.formReading(rd, name)
-	if f.bothReadings(rd) {
-		f.addJSONMember(&one, rd, name, "", false)
-	}
-	return one
+// the query and in the body as rd reads it, in both its readings (see
+// bothReadings): as a form, and as JSON, where the field is the object's
+// member of that name, in any case.
+func (f *requestFacts) formField(rd bodyReading, name string) fieldValues {
+	return f.bothReadings(rd, name, name, "", false)
 }
 
 // formReading returns the values of the form field name in the query and
@@ -348,18 +346,6 @@ func (fv *fieldValues) addFields(vs url.Values, name string) {
 		case rack2Named(k, name):
 			fv.ambiguous = true
 		}
-	}
-}
-
-// merge adds the values of o, another reading of the field: the field is
-// ambiguous when o is, or when o gives a value that differs from fv's but
-// for case.
-func (fv *fieldValues) merge(o fieldValues) {
-	if o.ambiguous {
-		fv.ambiguous = true
-	}
-	if o.found {
-		fv.add(o.first)
 	}
 }
 

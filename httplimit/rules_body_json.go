@@ -28,12 +28,12 @@ const maxJSONDepth = 4
 // with values that differ (but for case) are ambiguous. So is the field
 // of a JSON body that could not be read (see readJSON). The field of a
 // body with a content coding is read both as sent and decoded (see
-// eitherReading), and that of an untyped POST body, or of a form body
-// that opens an object, both as JSON and as a form, where the field is
-// the pair or part named as the query parameter (see bothReadings). A
-// body of any other type is JSON too when it opens an object (see
-// readJSON). A request whose Body is nil has no field, the query
-// unread, as for formValue.
+// eitherReading), and that of any body both as JSON and as a form, as
+// Rails' params and Laravel's input() read it from whichever the client
+// sends: as a form it is the pair or part named as the query parameter
+// (see bothReadings). A body of any other type is JSON too when it opens
+// an object (see readJSON). A request whose Body is nil has no field, the
+// query unread, as for formValue.
 func (f *requestFacts) jsonValue(path string) (value string, ambiguous bool) {
 	if f.r.Body == nil {
 		return "", false
@@ -46,22 +46,12 @@ func (f *requestFacts) jsonValue(path string) (value string, ambiguous bool) {
 }
 
 // jsonField returns the values of the JSON field at path (see jsonValue)
-// in the body as rd reads it and in the query: of a form body that may be
-// JSON too, in both its readings (see bothReadings).
-func (f *requestFacts) jsonField(rd bodyReading, path string) (one fieldValues) {
+// in the query and in the body as rd reads it, in both its readings (see
+// bothReadings): as JSON, and as a form, where the field is the pair or
+// part named as the query parameter (see queryName).
+func (f *requestFacts) jsonField(rd bodyReading, path string) fieldValues {
 	name, rest, nested := strings.Cut(path, ".")
-	f.addJSONMember(&one, rd, name, rest, nested)
-	if one.ambiguous {
-		return one
-	}
-	if !one.addPairs(f.rawQuery(), queryName(path)) {
-		one.ambiguous = true
-		return one
-	}
-	if f.bothReadings(rd) {
-		one.merge(f.formReading(rd, queryName(path)))
-	}
-	return one
+	return f.bothReadings(rd, queryName(path), name, rest, nested)
 }
 
 // addJSONMember adds to one the value of the member of r's JSON body, as
@@ -76,6 +66,9 @@ func (f *requestFacts) addJSONMember(one *fieldValues, rd bodyReading, name, res
 	}
 	if fs.jsonLost || mayNameMember(fs.garbled, name) {
 		one.ambiguous = true
+		return
+	}
+	if len(fs.json) == 0 { // no JSON body, or an empty one: no member
 		return
 	}
 	v, ambiguous := jsonMemberAt(fs.json, name, rest, nested)
@@ -236,25 +229,25 @@ func untypedPOST(r *http.Request) bool {
 	return r.Method == http.MethodPost && untyped(r)
 }
 
-// bothReadings reports whether upstreams may read r's body, as rd reads
-// it, both as a form and as JSON: an untyped POST (see untypedPOST),
-// whatever it opens, and a body of type application/x-www-form-urlencoded
-// or multipart (see readForm) that opens a JSON object, which a Go
-// handler decoding r.Body reads whatever its type (see readJSON), or whose
-// Content-Type is a JSON one as well
-// ("application/x-www-form-urlencoded, application/json"). A form or JSON
-// key reads the field in both, as the pairs or parts of the form (see
-// fieldValues.addPairs) and as the member of the object: a value one
-// reading gives is the field's, and readings that give values that differ
-// make it ambiguous.
-func (f *requestFacts) bothReadings(rd bodyReading) bool {
-	if untypedPOST(f.r) {
-		return true
+// bothReadings returns the values of a field in the query and in r's
+// body as rd reads it, both as a form, where the field is the pair or part
+// named formName (see formReading), and as JSON, where it is the member
+// name, followed by rest when nested (see addJSONMember). Rails' params
+// and Laravel's input() read a field from whichever body the client sends,
+// an application/json one's member or a form's pair or part, so a form or
+// JSON key reads the field in both readings of every body. Each reading
+// finds it only in a body upstreams read that way: as a form one of a form
+// type or an untyped POST (see readForm; the bytes of a JSON body of
+// another type are no pairs), as JSON one of a JSON type or that opens an
+// object (see readJSON). A value one reading gives is the field's;
+// readings that give values that differ make it ambiguous, as does a body
+// one reading could not read whole (see readForm, readJSON).
+func (f *requestFacts) bothReadings(rd bodyReading, formName, name, rest string, nested bool) (one fieldValues) {
+	one = f.formReading(rd, formName)
+	if !one.ambiguous {
+		f.addJSONMember(&one, rd, name, rest, nested)
 	}
-	if t := mediaType(f.r); t != "application/x-www-form-urlencoded" && !strings.HasPrefix(t, "multipart/") {
-		return false
-	}
-	return jsonType(f.r) || f.mayOpenObject(rd)
+	return one
 }
 
 // mayOpenObject reports whether r's body, as rd reads it, opens a JSON

@@ -138,15 +138,15 @@ func TestAFormOfManyFieldsIsCountedByItsField(t *testing.T) {
 	}
 }
 
-// A request without a body of the key's content type has no field, as
-// one whose body lacks it: the rule's fallback stands for it (here skip:
-// the rule does not apply), however long the body of another type.
+// A request without a form or JSON body has no field, as one whose body
+// lacks it: the rule's fallback stands for it (here skip: the rule does
+// not apply), however long the body of another type.
 func TestABodyOfAnotherTypeKeepsTheFallback(t *testing.T) {
 	long := "username=target&x=" + strings.Repeat("a", httplimit.MaxKeyBody)
 	for _, c := range []struct{ name, key, contentType, body string }{
 		{"no body", "form:username", "application/x-www-form-urlencoded", ""},
 		{"a long text/plain body", "form:username", "text/plain", long},
-		{"a long form body for a JSON key", "json:username", "application/x-www-form-urlencoded", long},
+		{"a long text/plain body for a JSON key", "json:username", "text/plain", long},
 		{"an empty JSON body", "json:username", "application/json", ""},
 		{"a JSON body of whitespace", "json:username", "application/json", " \r\n"},
 		{"a multipart body without a boundary", "form:username", "multipart/form-data", multipartPart("username", "target")},
