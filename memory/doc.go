@@ -21,7 +21,10 @@
 // moves the expiry of each state it read to when the limit that checked it
 // has it back at full quota, if that is later: a limit reloaded with a
 // longer window counts a state beyond the expiry its last write gave it,
-// as the Redis store's keys do.
+// as the Redis store's keys do. A release or a refund never moves a
+// state's expiry earlier: it may come under the limit a reload replaced
+// (a request decided before the reload ends after it), whose shorter
+// window would have Sweep forget a state the limit in force still counts.
 //
 // The bound of WithMaxKeys counts states, not keys: a limit's promise is
 // made per state, a call adds states one by one, and a key's states are

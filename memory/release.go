@@ -51,10 +51,13 @@ func (s *Store) Release(_ context.Context, checks []sluice.Check, leases []int64
 // it holds one, with next of it and of the time of its last Reset the
 // shard remembers, with noted true, or of noted false when it remembers
 // none (see shard.resetAt), under the key's shard's mutex, with the expiry
-// a peek at now gives the new state. A sliding log or lease book
-// next empties is forgotten, as a key never seen. It reports whether it
-// held one. A c.Limit the store has not registered, or one that cannot be
-// decided, replaces nothing.
+// a peek at now gives the new state, or the one the state had when that is
+// later: c.Limit may be one a reload has since replaced (a request decided
+// before the reload, released or settled after it), whose shorter window
+// would have Sweep forget a state the limit in force still counts. A
+// sliding log or lease book next empties is forgotten, as a key never
+// seen. It reports whether it held one. A c.Limit the store has not
+// registered, or one that cannot be decided, replaces nothing.
 func (s *Store) update(c *sluice.Check, now int64, next func(st sluice.State, reset int64, noted bool) sluice.State) bool {
 	h := s.keyHash(c.Key)
 	sh := &s.shards[s.shardIndex(h)]
@@ -70,6 +73,7 @@ func (s *Store) update(c *sluice.Check, now int64, next func(st sluice.State, re
 	}
 	var st sluice.State
 	sh.load(s, p, h, lr, &st)
+	held := sh.expiryAt(p, h, lr)
 	reset, noted := sh.resetAt(h, lr, now)
 	st = next(st, reset, noted)
 	if lr.kind == kindLog && len(st.Log) == 0 {
@@ -80,7 +84,7 @@ func (s *Store) update(c *sluice.Check, now int64, next func(st sluice.State, re
 		return true
 	}
 	if _, peek, err := c.Limit.Decide(st, now, 0); err == nil {
-		sh.store(p, h, lr, &st, expiry(now, &peek), false)
+		sh.store(p, h, lr, &st, max(expiry(now, &peek), held), false)
 	}
 	if taken {
 		sh.arr.letGo(p.base)

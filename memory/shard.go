@@ -165,6 +165,15 @@ func (sh *shard) outlive(p place, h hash, lr *limitRef, exp int64) {
 	sh.arr.setSecs(p.base, sh.entrySecs(p.base, h))
 }
 
+// expiryAt returns the expiry of h's state of lr at p, which the owner
+// holds, in µs since the epoch (whole seconds, see expSecs).
+func (sh *shard) expiryAt(p place, h hash, lr *limitRef) int64 {
+	if p.slot == sideSlot {
+		return secsExpiry(sh.side[h][sh.sideIndex(h, lr.ref)].secs)
+	}
+	return secsExpiry(sh.arr.slotSecs(p.slot))
+}
+
 // entrySecs returns the latest expiry of the states of h, whose entry is
 // at base, in seconds.
 func (sh *shard) entrySecs(base int, h hash) uint64 {

@@ -83,7 +83,14 @@ func (l linesAs) Write(p []byte) (int, error) {
 // flush logs how many lines were left out since the last summary, if any,
 // at most once a second.
 func (b *boundedWarnings) flush() {
-	if left := b.budget.summary(time.Now()); left > 0 {
+	if left := b.budget.summary(time.Now(), false); left > 0 {
+		b.log.Warn(b.leftOut, "count", left, "per_second", b.perSecond)
+	}
+}
+
+// flushLast is flush however recent the last summary is, for the last one.
+func (b *boundedWarnings) flushLast() {
+	if left := b.budget.summary(time.Now(), true); left > 0 {
 		b.log.Warn(b.leftOut, "count", left, "per_second", b.perSecond)
 	}
 }

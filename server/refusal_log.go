@@ -46,7 +46,8 @@ func (l *refusalLog) take(perSecond int, now time.Time) bool {
 
 // summarize flushes the summaries of the refusal log, of the HTTP
 // servers' errors and of the upstream's failures once a second until ctx
-// is done.
+// is done; Serve flushes them once more when it has drained (see
+// lastSummaries).
 func (s *Server) summarize(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -62,6 +63,18 @@ func (s *Server) summarize(ctx context.Context) {
 	}
 }
 
+// lastSummaries flushes the summaries of the refusal log, of the HTTP
+// servers' errors and of the upstream's failures however recent the last
+// one is: the server has stopped, and no later summary would say the lines
+// left out of its last second and of its drain.
+func (s *Server) lastSummaries() {
+	if left := s.refusals.summary(time.Now(), true); left > 0 {
+		s.refusals.say(s.log, s.Config().Log.RefusalsPerSecond, left)
+	}
+	s.serverErrors.flushLast()
+	s.upstreamFailures.flushLast()
+}
+
 // flush logs how many lines were left out since the last summary, if any,
 // at most once a second.
 func (l *refusalLog) flush(log *slog.Logger, perSecond int) {
@@ -70,19 +83,24 @@ func (l *refusalLog) flush(log *slog.Logger, perSecond int) {
 
 // flushAt is flush at now.
 func (l *refusalLog) flushAt(log *slog.Logger, perSecond int, now time.Time) {
-	if left := l.summary(now); left > 0 {
-		log.Info("refusals not logged", "count", left, "refusals_per_second", perSecond)
+	if left := l.summary(now, false); left > 0 {
+		l.say(log, perSecond, left)
 	}
 }
 
+// say logs that left refusals were left out of the log, past perSecond.
+func (l *refusalLog) say(log *slog.Logger, perSecond int, left int64) {
+	log.Info("refusals not logged", "count", left, "refusals_per_second", perSecond)
+}
+
 // summary returns how many lines were left out since the last summary, and
-// counts them said, or 0 when there are none or the last summary is less
-// than a second old.
-func (l *refusalLog) summary(now time.Time) int64 {
+// counts them said, or 0 when there are none or, unless last, the last
+// summary is less than a second old.
+func (l *refusalLog) summary(now time.Time, last bool) int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	left := l.left
-	if left == 0 || now.Sub(l.said) < time.Second && now.After(l.said) {
+	if left == 0 || !last && now.Sub(l.said) < time.Second && now.After(l.said) {
 		return 0
 	}
 	l.left, l.said = 0, now

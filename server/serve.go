@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -72,10 +73,18 @@ func (s *Server) closeWithin(within time.Duration) {
 }
 
 // Serve is Run on listeners of the caller's. It closes them, and the
-// Server (see Close), when it returns. Its shutdown has one deadline,
-// DrainTimeout after the listeners close: requests in flight have until
-// then, and notify's queue what remains of it once they have ended, so
-// that a shutdown takes shutdown.delay + DrainTimeout at most.
+// Server (see Close), when it returns. Its shutdown closes every listener
+// at once and has one deadline, DrainTimeout after they close: requests in
+// flight have until then; connections switched to another protocol
+// (WebSockets) are closed once the others have ended, and their handlers,
+// which give back what their requests hold (a concurrency limit's slot),
+// waited for within the same deadline; notify's queue has what remains of
+// it once they have ended. Requests still running at the deadline are cut
+// off, and their handlers given up to cutOffRoom more to give back what
+// they hold. So a shutdown takes shutdown.delay + DrainTimeout at most, and
+// cutOffRoom more when it cuts requests off. The lines the logs left out
+// since their last summary (see summarize) are summed up before it
+// returns.
 func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	if s.zero() {
 		for _, l := range []net.Listener{ls.Public, ls.Admin, ls.Envoy} {
@@ -163,16 +172,24 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	drainEnd = time.Now().Add(s.drainTimeout())
 	drain, cancel := context.WithDeadline(context.Background(), drainEnd)
 	defer cancel()
-	for _, l := range servers {
-		if err := l.srv.Shutdown(drain); err != nil {
-			l.srv.Close()
-			if errors.Is(err, context.DeadlineExceeded) {
-				err = fmt.Errorf("requests were still in flight on %s after shutdown.drain (%v), and were cut off: %w", l.ln.Addr(), s.drainTimeout(), err)
-			}
-			errs = append(errs, fmt.Errorf("shutdown: %w", err))
-		}
+	shutErrs := make([]error, len(servers))
+	var shut sync.WaitGroup
+	for i, l := range servers { // at once: each listener closes now
+		shut.Go(func() { shutErrs[i] = s.shutdown(l, drain) })
 	}
+	shut.Wait()
+	errs = append(errs, shutErrs...)
 	s.switched.closeAll() // http.Server neither waits for nor closes them
+	// Their handlers, and those of requests cut off, are still giving back
+	// what the requests hold: the caller closes the store next.
+	until := drainEnd
+	if room := time.Now().Add(cutOffRoom); room.After(until) {
+		until = room
+	}
+	if n := waitHandlers(servers, until); n > 0 {
+		s.log.Warn("requests still running at shutdown: what they hold may stay held until it expires", "requests", n, "timeout", cutOffRoom)
+	}
+	s.lastSummaries()
 	for ; pending > 0; pending-- {
 		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 			errs = append(errs, err)
@@ -182,6 +199,42 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	return nil
+}
+
+// shutdown shuts l's server down within drain's deadline, and past it
+// closes its connections, cutting off the requests still running.
+func (s *Server) shutdown(l *httpListener, drain context.Context) error {
+	err := l.srv.Shutdown(drain)
+	if err == nil {
+		return nil
+	}
+	l.srv.Close()
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("requests were still in flight on %s after shutdown.drain (%v), and were cut off: %w", l.ln.Addr(), s.drainTimeout(), err)
+	}
+	return fmt.Errorf("shutdown: %w", err)
+}
+
+// cutOffRoom is how long past the drain's deadline Serve waits for the
+// handlers of the requests it cut off, and of the switched connections it
+// closed then, to return: their contexts are done, and what is left is to
+// give back what they hold, a store's round trip.
+const cutOffRoom = time.Second
+
+// waitHandlers waits until the handlers of servers have all returned, or
+// until, and returns how many are still running.
+func waitHandlers(servers []*httpListener, until time.Time) int64 {
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		var n int64
+		for _, l := range servers {
+			n += l.handlers.Load()
+		}
+		left := time.Until(until)
+		if n == 0 || left <= 0 {
+			return n
+		}
+		time.Sleep(min(wait, left))
+	}
 }
 
 // lameDuck keeps serving for the configuration's shutdown.delay while
@@ -223,6 +276,19 @@ type httpListener struct {
 	srv    *http.Server
 	ln     net.Listener
 	useTLS bool
+	// handlers counts the server's handlers running, those of connections
+	// switched to another protocol included, which the server no longer
+	// tracks.
+	handlers atomic.Int64
+}
+
+// counted returns h counting its calls running in l.handlers.
+func (l *httpListener) counted(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.handlers.Add(1)
+		defer l.handlers.Add(-1)
+		h.ServeHTTP(w, r)
+	})
 }
 
 func (l *httpListener) serve() error {
@@ -242,8 +308,9 @@ func (s *Server) httpListener(name string, h http.Handler, ln net.Listener, useT
 	if name != "admin" {
 		h = bl.markUsed(h)
 	}
+	l := &httpListener{ln: bl, useTLS: useTLS}
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           l.counted(h),
 		ConnContext:       connContext,
 		ReadHeaderTimeout: c.ReadHeaderTimeout,
 		ReadTimeout:       c.ReadTimeout,
@@ -264,5 +331,6 @@ func (s *Server) httpListener(name string, h http.Handler, ln net.Listener, useT
 		srv.Protocols.SetHTTP2(true)
 		srv.Protocols.SetUnencryptedHTTP2(true)
 	}
-	return &httpListener{srv: srv, ln: bl, useTLS: useTLS}
+	l.srv = srv
+	return l
 }
