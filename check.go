@@ -115,6 +115,13 @@ type Status struct {
 	// service's capacity that is short, not the client's quota, and a front
 	// end answers such a refusal as a 503, not a 429.
 	Unavailable bool
+	// NoRoom reports that the store refused the check for want of room to
+	// keep its state (a memory store under memory.WithMaxKeys full of
+	// states it may not evict): Allowed is false, nothing was counted or
+	// charged, and Remaining (0) and ResetAfter are no measure of the
+	// key's use; RetryAfter is when room may be found. It is the store's
+	// capacity that is short, not the client's quota.
+	NoRoom bool
 }
 
 // Decision is the outcome of one Limiter.Allow call: all its checks admitted

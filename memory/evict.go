@@ -199,11 +199,13 @@ func (sh *shard) makeRoom(s *Store, now int64, n int, protect guard) (until int6
 
 // refuseNoRoom writes into st the refusal of a check whose state the store
 // could not take: it may be admitted once the key that kept it out stops
-// refusing, at until (µs since sluice.Epoch).
+// refusing, at until (µs since sluice.Epoch). Nothing was counted: the
+// status is NoRoom, its Remaining and ResetAfter no measure of the key's
+// use.
 func refuseNoRoom(st *sluice.Status, now, until int64) {
 	wait := sluice.Never
 	if d := max(until-now, 1); d < int64(sluice.Never/time.Microsecond) {
 		wait = time.Duration(d) * time.Microsecond
 	}
-	*st = sluice.Status{ResetAfter: wait, RetryAfter: wait}
+	*st = sluice.Status{ResetAfter: wait, RetryAfter: wait, NoRoom: true}
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/envoy"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/algo"
 )
 
 // Bounds of the notifications (notify:): at most notifyQueue waiting to be
@@ -133,15 +135,16 @@ func newNotifier(reg prometheus.Registerer) *notifier {
 // not judged, and a share used meanwhile is told at the client's next
 // decision under the configured limits (their state is the same). Nor is
 // a status no store decided (Unavailable: a failover's allow or deny
-// while its store cannot be reached), whose Remaining tells no state;
-// the caller leaves out the decisions its failover's local fallback may
-// have made (see Server.fellBack).
+// while its store cannot be reached), nor a refusal for want of room
+// (NoRoom: a memory store full of states it may not evict), whose
+// Remaining tells no state; the caller leaves out the decisions its
+// failover's local fallback may have made (see Server.fellBack).
 func (nt *notifier) observe(rules *notifyRules, res *httplimit.Result, scaledUpTo time.Duration) {
 	for i := range res.Checks {
 		c := &res.Checks[i]
 		st := &res.Decision.Statuses[i]
 		if !rules.limits[c.Limit.Name()] || c.Limit.Algorithm() != sluice.AlgorithmFixedWindow || st.ResetAfter <= 0 ||
-			c.Limit.Window() <= scaledUpTo || st.Unavailable {
+			c.Limit.Window() <= scaledUpTo || st.Unavailable || st.NoRoom {
 			continue
 		}
 		n := Notification{Subject: c.Key[strings.IndexByte(c.Key, '/')+1:], // the key without the middleware's scope
@@ -149,27 +152,81 @@ func (nt *notifier) observe(rules *notifyRules, res *httplimit.Result, scaledUpT
 		if n.Subject == res.Identity.Subject {
 			n.Key, n.Plan = res.Identity.KeyName, res.Identity.Plan.Name
 		}
-		// The server read res.Now a moment before the store read its own
-		// time (on Redis, another host's clock): res.Now+ResetAfter falls a
-		// little before or after the window's end, a whole second of the
-		// store's clock for a window of whole seconds.
-		nt.crossed(rules, n, res.Now, res.Now.Add(st.ResetAfter).Round(time.Second))
+		nt.crossed(rules, n, res.Now, windowEnd(c.Limit, res.Now.Add(st.ResetAfter)))
 	}
 }
 
+// windowEnd returns the end of the window of fixed-window limit l that a
+// decision's ResetAfter points to, seen as seen (the decision's time plus
+// ResetAfter): the boundary of l's windows nearest to seen — of its
+// calendar for a calendar limit, else a multiple of its Window from
+// sluice.Epoch, where a store's fixed windows start. The store reads its
+// own clock (on Redis, another host's; the in-process store's, by
+// default, one that is never set), so seen is the end shifted by the
+// offset of this host's clock from the store's, which differs between the
+// instances of a fleet and changes when this host's clock is set. While
+// that offset stays below half the window (half the shortest period of a
+// calendar limit: 14 days for a month), every instance names the same end,
+// and so the same notification ID, for the same window.
+func windowEnd(l sluice.Limit, seen time.Time) time.Time {
+	t := algo.ClampTime(sluice.MicrosSinceEpoch(seen))
+	if p := l.Period(); p != 0 {
+		start, end := algo.CalendarWindow(algo.Period(p), int64(l.Offset()/time.Microsecond), t)
+		if t-start < end-t {
+			end = start
+		}
+		return sluice.TimeFromMicros(end)
+	}
+	w := int64(l.Window() / time.Microsecond)
+	end := t + w/2
+	end -= end % w
+	if end > t+w/2 { // before Epoch: % rounds toward zero
+		end -= w
+	}
+	return sluice.TimeFromMicros(end)
+}
+
 // observeEnvoy is observe for a decision of the Envoy service: its
-// subject is the descriptor ("envoy:<domain>:<key>=<value>|…").
+// subject is the descriptor ("envoy:<domain>:<key>=<value>|…"), as
+// envoySubjectText writes it.
 func (nt *notifier) observeEnvoy(rules *notifyRules, res *envoy.Result) {
 	for _, o := range res.Descriptors {
 		if o.Subject == "" || !o.Fixed || !rules.limits[o.Limit] || o.ResetAfter <= 0 || o.Unavailable {
 			continue
 		}
-		n := Notification{Subject: o.Subject, Domain: res.Domain, Limit: o.Limit, Quota: o.Capacity, Remaining: o.Remaining,
+		n := Notification{Subject: envoySubjectText(o.Subject), Domain: res.Domain, Limit: o.Limit, Quota: o.Capacity, Remaining: o.Remaining,
 			Window: httplimit.FormatWindow(o.Window)}
 		// ResetAfter is whole seconds from res.Now's Unix second, as
 		// envoyproxy/ratelimit counts them.
 		nt.crossed(rules, n, res.Now, res.Now.Truncate(time.Second).Add(o.ResetAfter))
 	}
+}
+
+// envoySubjectText returns the Envoy subject s (envoy.Outcome.Subject)
+// with each byte that is not part of UTF-8 written as '%' and its two
+// upper-case hex digits, as s already writes '%' itself and the other
+// bytes that shape its store key (':', '|', '=', '{', '}'): a descriptor's
+// value may hold any byte (a header's obs-text), which JSON cannot carry
+// (encoding/json writes U+FFFD for it), so two clients whose values differ
+// only in such bytes would be told of one subject. Percent-decoding each
+// domain, key and value of the text gives the descriptor's bytes back; a
+// subject in UTF-8 is s itself.
+func envoySubjectText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	const hexDigits = "0123456789ABCDEF"
+	b := make([]byte, 0, len(s)+16)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, '%', hexDigits[s[i]>>4], hexDigits[s[i]&15])
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return string(b)
 }
 
 // fallbackQuiet is how long after its failover last fell back on a node
