@@ -66,6 +66,12 @@ type Outcome struct {
 	// counted in its Unix window (whose end is the clock's), and the
 	// RateLimit headers state its policy alone.
 	Unavailable bool
+	// NoRoom reports that the store refused the limit's check for want of
+	// room to keep its state: its sluice.Status was NoRoom (a memory store
+	// under memory.WithMaxKeys full of states it may not evict), so nothing
+	// was counted, Remaining (0) tells no use of the limit, and the refusal
+	// ("limited") is the store's capacity, not the limit's.
+	NoRoom bool
 }
 
 // Outcome results.
@@ -311,7 +317,7 @@ func (res *Result) fill(p *plan, d *sluice.Decision, resp *rlsv3.RateLimitRespon
 			o.Limit, o.Remaining, o.Capacity = r.label, remaining, r.limit.Burst()
 			o.Subject, o.Fixed = s.subject, r.fixed
 			o.Window, o.ResetAfter = time.Duration(r.unitSeconds)*time.Second, p.reset(s, &d.Statuses[s.check])
-			o.Unavailable = d.Statuses[s.check].Unavailable
+			o.Unavailable, o.NoRoom = d.Statuses[s.check].Unavailable, d.Statuses[s.check].NoRoom
 			switch {
 			case !refused:
 				o.Result = resultAllowed

@@ -311,8 +311,9 @@ func (p *plan) marked(m *marks, k int, st *sluice.Status, now time.Time) bool {
 
 // settle runs after d decided p at the service's time now: it reads the
 // statuses that an over-limit cache refused without evaluating, and marks
-// the refused fixed windows over (those that marked has not seen marked).
-// scratch is working memory.
+// the refused fixed windows over (those that marked has not seen marked),
+// but for a check refused for want of room (sluice.Status.NoRoom), which
+// counted nothing: its window did not go over. scratch is working memory.
 func (p *plan) settle(ctx context.Context, l *sluice.Limiter, now time.Time, d, scratch *sluice.Decision, marked *marks) {
 	if !d.Allowed {
 		p.evaluate(ctx, l, d, scratch)
@@ -334,7 +335,7 @@ func (p *plan) settle(ctx context.Context, l *sluice.Limiter, now time.Time, d, 
 			continue
 		}
 		st := &d.Statuses[s.check]
-		if st.Allowed || p.checks[s.check].Cost == 0 ||
+		if st.Allowed || p.checks[s.check].Cost == 0 || st.NoRoom ||
 			st.Remaining == 0 && p.marked(marked, s.check, st, now) {
 			continue
 		}

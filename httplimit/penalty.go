@@ -17,8 +17,9 @@ import (
 // mitigation timeout): after Refusals refusals within Within (refusals by
 // the global limits alone, a full service's, by rules whose key held
 // nothing of the client's — only what every client shares, or the one
-// value FallbackShared gives requests without theirs — and by concurrency
-// limits alone, whose Retry-After is a poll interval, are not counted), every
+// value FallbackShared gives requests without theirs — by concurrency
+// limits alone, whose Retry-After is a poll interval, and for want of room
+// in the store, sluice.Status.NoRoom, are not counted), every
 // request of the client is refused for For, whatever its quota, with the
 // problem type ProblemPenalty and a Retry-After of the time left. The box
 // is kept in the store under the client's key, beside its limits, so every
@@ -198,13 +199,14 @@ func (m *Middleware) unguard(res *Result, n int, key string, known bool) {
 	d := &res.Decision
 	g := d.Statuses[n]
 	res.Checks, d.Statuses = res.Checks[:n], d.Statuses[:n]
-	if !g.Allowed && g.Unavailable {
-		// The store did not decide the guard (a failover's deny): the box
-		// says nothing of the client, and the call, refused for it, was
-		// refused because the store could not decide it.
+	if !g.Allowed && (g.Unavailable || g.NoRoom) {
+		// The store did not decide the guard (a failover's deny), or had
+		// no room to keep its state: the box says nothing of the client,
+		// and the call, refused for it, was refused for what the store
+		// could not do, nothing counted.
 		for i := range d.Statuses {
 			if st := &d.Statuses[i]; st.Allowed {
-				st.Allowed, st.Unavailable, st.RetryAfter = false, true, g.RetryAfter
+				st.Allowed, st.Unavailable, st.NoRoom, st.RetryAfter = false, g.Unavailable, g.NoRoom, g.RetryAfter
 			}
 		}
 		refusingLimit(res.Checks, d)
@@ -291,7 +293,9 @@ func (m *Middleware) penalize(res *Result, left time.Duration) {
 // Refusals-th within Within, logging the boxing unless the client was in
 // the box already. Only a refusal of the client's own doing counts (see
 // clientsRefusal), never one the store did not decide (a failover's deny).
-// A failure is logged: the refusal stands.
+// A count or a box the store has no room to keep (sluice.Status.NoRoom)
+// is not written: the client is not boxed for it. A failure is logged:
+// the refusal stands.
 func (m *Middleware) countRefusal(ctx context.Context, res *Result) {
 	if storeRefused(res) || !m.clientsRefusal(res) {
 		return
@@ -304,8 +308,8 @@ func (m *Middleware) countRefusal(ctx context.Context, res *Result) {
 		m.warn(ctx, "penalty box: refusal not counted", "err", err)
 		return
 	}
-	if d.Allowed && d.Statuses[0].Remaining > 0 || d.Statuses[0].Unavailable {
-		return // not the last refusal, or not counted: the store did not decide
+	if d.Allowed && d.Statuses[0].Remaining > 0 || d.Statuses[0].Unavailable || d.Statuses[0].NoRoom {
+		return // not the last refusal, or not counted: the store did not decide, or had no room
 	}
 	res.penaltyChecks[0] = sluice.Check{Key: key, Limit: pb.box, Cost: 1}
 	sent := m.timeNow()
@@ -314,8 +318,8 @@ func (m *Middleware) countRefusal(ctx context.Context, res *Result) {
 		return
 	}
 	st := d.Statuses[0]
-	if st.Unavailable {
-		return // the store did not decide: the client is not boxed
+	if st.Unavailable || st.NoRoom {
+		return // the store did not decide, or had no room: the client is not boxed
 	}
 	if st.Remaining == 0 {
 		pb.remember(key, sent, m.timeNow(), st.ResetAfter)
@@ -442,10 +446,13 @@ func (v *validator) penalty(o *Options) {
 // alone is not the client's doing: others spent that quota. Nor is a
 // refusal by concurrency limits alone: its Retry-After of a second is a
 // poll interval (a slot frees when a request ends), and a client polling
-// as told while its own requests run is not misbehaving.
+// as told while its own requests run is not misbehaving. Nor is a
+// refusal for want of room (sluice.Status.NoRoom): the store, full of
+// other clients' states, could not keep the client's, which counted
+// nothing.
 func (m *Middleware) clientsRefusal(res *Result) bool {
 	for _, name := range res.Decision.Violated {
-		if res.concurrencyNamed(name) {
+		if res.concurrencyNamed(name) || res.noRoomNamed(name) {
 			continue
 		}
 		switch ru := res.ruleNamed(name); {
@@ -466,6 +473,17 @@ func (res *Result) concurrencyNamed(name string) bool {
 	for _, c := range res.Checks {
 		if c.Limit.Name() == name {
 			return c.Limit.Algorithm() == sluice.AlgorithmConcurrency
+		}
+	}
+	return false
+}
+
+// noRoomNamed reports whether the check of res's limit named name was
+// refused for want of room (sluice.Status.NoRoom).
+func (res *Result) noRoomNamed(name string) bool {
+	for i, c := range res.Checks {
+		if c.Limit.Name() == name {
+			return i < len(res.Decision.Statuses) && res.Decision.Statuses[i].NoRoom
 		}
 	}
 	return false

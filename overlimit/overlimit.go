@@ -95,7 +95,10 @@ type Stats struct {
 // without touching state) and concurrency limits
 // (sluice.AlgorithmConcurrency: a unit comes back when the work holding it
 // ends, on whichever instance releases it, not with time) are never
-// remembered. Every answer of the store updates what is
+// remembered, nor is a refusal for want of room (sluice.Status.NoRoom: a
+// memory store full of states it may not evict), which counted nothing
+// and says nothing of the key's use: room comes back when any other key's
+// state stops refusing or is reset, not with the key's own time. Every answer of the store updates what is
 // remembered: a denial replaces the one remembered for its key and limit
 // name; an answer that contradicts a remembered denial (the check fits at a
 // cost said to be refused, or states Remaining at least that cost, as a
@@ -416,9 +419,10 @@ func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup
 }
 
 // remembers reports whether the store's refusal st of ch is one to
-// remember: a check of a rate, refused with a wait that ends.
+// remember: a check of a rate, refused by its state (not for want of
+// room) with a wait that ends.
 func remembers(ch *sluice.Check, st *sluice.Status) bool {
-	return !st.Allowed && ch.Cost > 0 && st.RetryAfter > 0 && st.RetryAfter != sluice.Never &&
+	return !st.Allowed && !st.NoRoom && ch.Cost > 0 && st.RetryAfter > 0 && st.RetryAfter != sluice.Never &&
 		ch.Limit.Algorithm() != sluice.AlgorithmConcurrency
 }
 

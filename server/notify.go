@@ -191,7 +191,7 @@ func windowEnd(l sluice.Limit, seen time.Time) time.Time {
 // envoySubjectText writes it.
 func (nt *notifier) observeEnvoy(rules *notifyRules, res *envoy.Result) {
 	for _, o := range res.Descriptors {
-		if o.Subject == "" || !o.Fixed || !rules.limits[o.Limit] || o.ResetAfter <= 0 || o.Unavailable {
+		if o.Subject == "" || !o.Fixed || !rules.limits[o.Limit] || o.ResetAfter <= 0 || o.Unavailable || o.NoRoom {
 			continue
 		}
 		n := Notification{Subject: envoySubjectText(o.Subject), Domain: res.Domain, Limit: o.Limit, Quota: o.Capacity, Remaining: o.Remaining,
