@@ -15,8 +15,10 @@
 // and a key's states beyond six slots) are kept beside the array and
 // decided under the shard's mutex.
 //
-// A state expires when the limit that wrote it has it back at full quota,
-// and Store.Sweep forgets it then. A call refused (by the state's own
+// A state expires when the limit that wrote it has it back at full quota
+// (in whole seconds, rounded up), and Store.Sweep forgets it then; until
+// it does, every call, refund, release and Reset reads it as absent, as a
+// Redis key past its TTL is. A call refused (by the state's own
 // check, or by another enforcing check of the call) writes no state, yet
 // moves the expiry of each state it read to when the limit that checked it
 // has it back at full quota, if that is later: a limit reloaded with a

@@ -76,6 +76,9 @@ type heldCheck struct {
 	kind stateKind
 	ref  uint32
 	tag  uint64 // lead only: the entry's tag as taken, then as to be released
+	// gone: the state in slot had expired when read, and was read as a
+	// fresh one (see readHeld); a refusal leaves it so.
+	gone bool
 }
 
 // applyHeld decides checks holding their keys' entries only, and reports
@@ -134,11 +137,11 @@ func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, sc *scratc
 	for i := range checks {
 		held[i].lr.noteMode(&checks[i].Limit, now)
 	}
-	readHeld(held, states)
+	readHeld(held, states, s.liveAfter(now))
 	changed, err := sluice.DecideBatch(checks, states, now, out)
 	if err == nil && lagged && refused(out) {
 		now = s.clock.exact()
-		readHeld(held, states)
+		readHeld(held, states, s.liveAfter(now))
 		changed, err = sluice.DecideBatch(checks, states, now, out)
 	}
 	if err != nil {
@@ -152,7 +155,7 @@ func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, sc *scratc
 		switch {
 		case changed:
 			h.a.write(h.kind, h.slot, &states[i], secs)
-		case !outlives(blocked, &out[i]) || !h.a.raiseSecs(h.slot, secs):
+		case h.gone || !outlives(blocked, &out[i]) || !h.a.raiseSecs(h.slot, secs):
 			continue
 		}
 		// An entry expires no earlier than any of its states.
@@ -164,12 +167,16 @@ func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, sc *scratc
 	return now, true
 }
 
-// readHeld reads the states of held, whose entries the caller holds.
-func readHeld(held []heldCheck, states []sluice.State) {
+// readHeld reads the states of held, whose entries the caller holds: a
+// state whose expiry (see expSecs) is not after after (see
+// Store.liveAfter) is read as a fresh one, and marked gone.
+func readHeld(held []heldCheck, states []sluice.State, after int64) {
 	for i := range held {
 		h := &held[i]
 		states[i] = sluice.State{}
-		h.a.read(h.kind, h.slot, &states[i])
+		if h.gone = secsExpiry(h.a.slotSecs(h.slot)) <= after; !h.gone {
+			h.a.read(h.kind, h.slot, &states[i])
+		}
 	}
 }
 

@@ -13,6 +13,9 @@ type lockedCheck struct {
 	p     place
 	taken bool // the call took the entry for this check (see shard.locate)
 	held  bool // the store holds the state
+	// live: the store holds the state and it had not expired when loaded
+	// (see loadAll); an expired one is decided as a fresh state.
+	live bool
 	// log is the sliding log loaded for this check: a decision that
 	// leaves its state in log's array needs no room.
 	log []sluice.LogEntry
@@ -72,16 +75,17 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 		noRoom bool
 	)
 	for made := false; ; made = true {
-		s.locateAll(checks, hashes, idx, lc, states)
+		s.locateAll(hashes, idx, lc)
 		var lagged bool
 		now, lagged = s.clock.nowFor(checks) // after the wait for the mutexes
+		s.loadAll(hashes, idx, lc, states, s.liveAfter(now))
 		for i := range checks {
 			lc[i].lr.noteMode(&checks[i].Limit, now)
 		}
 		changed, err = sluice.DecideBatch(checks, states, now, out)
 		if err == nil && lagged && refused(out) {
 			now = s.clock.exact()
-			s.loadAll(hashes, idx, lc, states)
+			s.loadAll(hashes, idx, lc, states, s.liveAfter(now))
 			changed, err = sluice.DecideBatch(checks, states, now, out)
 		}
 		unseedAll(lc, states)
@@ -102,7 +106,8 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 		}
 		// Refused for want of room: the other checks report their states
 		// as a peek would.
-		s.locateAll(checks, hashes, idx, lc, states)
+		s.locateAll(hashes, idx, lc)
+		s.loadAll(hashes, idx, lc, states, s.liveAfter(at))
 		now, changed, noRoom = at, false, true
 		peekAllowed(checks, states, now, out)
 		unseedAll(lc, states)
@@ -173,29 +178,30 @@ func peekAllowed(checks []sluice.Check, states []sluice.State, now int64, out []
 	}
 }
 
-// locateAll finds and holds the state of every check (see shard.locate)
-// and loads it, or a fresh state, into states.
-func (s *Store) locateAll(checks []sluice.Check, hashes []hash, idx []uint32, lc []lockedCheck, states []sluice.State) {
-	for i := range checks {
+// locateAll finds and holds the state of every check (see shard.locate).
+func (s *Store) locateAll(hashes []hash, idx []uint32, lc []lockedCheck) {
+	for i := range lc {
 		c := &lc[i]
 		c.p, c.taken, c.held = s.shards[idx[i]].locate(hashes[i], c.lr)
 	}
-	s.loadAll(hashes, idx, lc, states)
 }
 
 // loadAll loads into states[i] the state of check i if the store holds
-// it, else a fresh state: for a concurrency limit reset lately, one
-// seeded with the reset's time, which unseedAll takes out after the
-// decision (see shard.seedLeases).
-func (s *Store) loadAll(hashes []hash, idx []uint32, lc []lockedCheck, states []sluice.State) {
+// it and its expiry (see expSecs) is after after (see Store.liveAfter),
+// else a fresh state: for a concurrency limit reset lately, one seeded
+// with the reset's time, which unseedAll takes out after the decision
+// (see shard.seedLeases).
+func (s *Store) loadAll(hashes []hash, idx []uint32, lc []lockedCheck, states []sluice.State, after int64) {
 	for i := range lc {
+		c, sh := &lc[i], &s.shards[idx[i]]
 		states[i] = sluice.State{}
-		if lc[i].held {
-			s.shards[idx[i]].load(s, lc[i].p, hashes[i], lc[i].lr, &states[i])
+		c.live = c.held && sh.expiryAt(c.p, hashes[i], c.lr) > after
+		if c.live {
+			sh.load(s, c.p, hashes[i], c.lr, &states[i])
 		} else {
-			s.shards[idx[i]].seedLeases(hashes[i], lc[i].lr, &states[i])
+			sh.seedLeases(hashes[i], c.lr, &states[i])
 		}
-		lc[i].log, lc[i].seeded = states[i].Log, !lc[i].held && len(states[i].Log) > 0
+		c.log, c.seeded = states[i].Log, !c.live && len(states[i].Log) > 0
 	}
 }
 
@@ -350,7 +356,7 @@ func (s *Store) growShadow(checks []sluice.Check, states []sluice.State, lc []lo
 func (s *Store) outliveAll(checks []sluice.Check, hashes []hash, idx []uint32, lc []lockedCheck, now int64, out []sluice.Status) {
 	blocked := blocking(checks, out)
 	for i := range checks {
-		if lc[i].held && outlives(blocked, &out[i]) {
+		if lc[i].live && outlives(blocked, &out[i]) {
 			s.shards[idx[i]].outlive(lc[i].p, hashes[i], lc[i].lr, expiry(now, &out[i]))
 		}
 	}
@@ -362,8 +368,9 @@ func (s *Store) outliveAll(checks []sluice.Check, hashes []hash, idx []uint32, l
 // enforcing check of the call. A limit reloaded with a longer window counts
 // the state beyond the expiry its last write gave it, and keeps counting
 // it only while the store holds it; a peek leaves the expiry as it was. A
-// call refused for want of room was refused by no limit: the caller does
-// not ask.
+// call refused for want of room was refused by no limit, and a state read
+// as fresh past its expiry is one the store no longer holds (as a Redis
+// key past its TTL): the caller does not ask.
 func outlives(blocked bool, st *sluice.Status) bool { return blocked || !st.Allowed }
 
 // blocking reports whether an enforcing check of a call refused: the call

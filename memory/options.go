@@ -12,6 +12,7 @@ type options struct {
 	maxLimits     int
 	shards        int
 	sweepInterval time.Duration
+	keepExpired   bool // see WithoutExpiryForTesting
 }
 
 func defaults() options {
@@ -147,6 +148,19 @@ func WithShards(n int) Option {
 
 // maxShards is the most shards a store has (see WithShards).
 const maxShards = 1 << 16
+
+// WithoutExpiryForTesting makes the store's calls, refunds, releases and
+// Resets read a state past its expiry as it stands, where the store reads
+// it as absent: as the reference of a conformance test, which never
+// forgets a state, reads it, and as the Redis store does under
+// redis.WithTimeForTesting, whose keys live an hour of Redis's own clock
+// whatever the test's. With WithSweepInterval(0), and room for every key,
+// the store then forgets no state while a test clock (WithClock) leaps
+// ahead, steps back, and meets a limit's ID under other parameters. Never
+// use it in production.
+func WithoutExpiryForTesting() Option {
+	return func(o *options) { o.keepExpired = true }
+}
 
 // WithSweepInterval sets how often a background goroutine forgets expired
 // states and gives their memory back, one minute by default. Zero or less

@@ -14,7 +14,9 @@ import (
 
 // A store swept after every call, whose clock steps back as well as
 // forward, and whose callers refund charges and release leases, decides
-// every call as sluice.DecideBatch does on a map of states.
+// every call as sluice.DecideBatch does on a map of states, where a call,
+// a refund or a release reads a state past its expiry as absent, whether
+// or not a sweep has run since.
 func TestPropertyStoreIsDecideBatchOnAMap(t *testing.T) {
 	limits := []sluice.Limit{
 		sluice.GCRA(5, time.Second).Named("a"),
@@ -61,12 +63,18 @@ func TestPropertyStoreIsDecideBatchOnAMap(t *testing.T) {
 				clock.Advance(time.Duration(rapid.Int64Range(0, 400).Draw(t, "ms")) * time.Millisecond)
 			}
 			now := sluice.MicrosSinceEpoch(clock.Now())
+			// live reports whether the store holds k's state and reads it
+			// at now: not past its expiry.
+			live := func(k sk) bool {
+				exp, ok := expiry[k]
+				return ok && exp > now
+			}
 			if len(receipts) > 0 && rapid.IntRange(0, 3).Draw(t, "undo") == 0 {
 				i := rapid.IntRange(0, len(receipts)-1).Draw(t, "receipt")
 				r := receipts[i]
 				receipts = append(receipts[:i], receipts[i+1:]...)
 				k := sk{r.c.Key, r.c.Limit.ID(), r.c.Limit.Algorithm()}
-				if st, ok := states[k]; ok {
+				if st := states[k]; live(k) {
 					if r.lease != 0 {
 						states[k] = r.c.Limit.Release(st, r.lease, r.c.Cost)
 					} else {
@@ -74,8 +82,12 @@ func TestPropertyStoreIsDecideBatchOnAMap(t *testing.T) {
 						p, _ := algo.NewParams(algo.Kind(l.Algorithm()), l.Quantity(), int64(l.Window()/time.Microsecond), l.Burst(), 0)
 						states[k] = sluice.State(algo.Refund(&p, algo.State(st), r.charged, r.c.Cost))
 					}
+					// Never earlier: the limit may not be the one that
+					// last set it.
 					_, peek, _ := r.c.Limit.Decide(states[k], now, 0)
+					was := expiry[k]
 					setExp(k, now, peek.ResetAfter)
+					expiry[k] = max(expiry[k], was)
 				}
 				var err error
 				if r.lease != 0 {
@@ -105,7 +117,9 @@ func TestPropertyStoreIsDecideBatchOnAMap(t *testing.T) {
 			want := make([]sluice.Status, n)
 			st := make([]sluice.State, n)
 			for i, c := range checks {
-				st[i] = states[sk{c.Key, c.Limit.ID(), c.Limit.Algorithm()}]
+				if k := (sk{c.Key, c.Limit.ID(), c.Limit.Algorithm()}); live(k) {
+					st[i] = states[k]
+				}
 			}
 			changed, err := sluice.DecideBatch(checks, st, now, want)
 			if err != nil {
@@ -117,7 +131,7 @@ func TestPropertyStoreIsDecideBatchOnAMap(t *testing.T) {
 			}
 			for i, c := range checks {
 				k := sk{c.Key, c.Limit.ID(), c.Limit.Algorithm()}
-				switch _, held := expiry[k]; {
+				switch held := live(k); {
 				case changed:
 					states[k] = st[i]
 					setExp(k, now, want[i].ResetAfter)

@@ -12,12 +12,13 @@ import (
 // Refund implements sluice.Refunder: for each check of a fixed window,
 // sliding counter or sliding log with a non-zero receipt (Status.Charged),
 // it takes the check's Cost back out of the key's state while the window
-// that counted it still counts it. A key the store no longer holds (swept
-// or evicted) has nothing to give back. A receipt given at or before a
-// Reset of the key is not refunded into the state it counts since (see
-// Reset), nor one given at or before an eviction of a state that still
-// counted something (the eviction is noted as a reset is, at a time no
-// earlier than any receipt the state gave), as the Redis store leaves a
+// that counted it still counts it. A key the store no longer holds (swept,
+// evicted, or past its expiry: see the package doc) has nothing to give
+// back. A receipt given at or before a Reset of the key is not refunded
+// into the state it counts since (see Reset), nor one given at or before
+// an eviction of a state that still counted something (the eviction is
+// noted as a reset is, at a time no earlier than any receipt the state
+// gave), as the Redis store leaves a
 // state created after the receipt alone. Evictions are remembered with
 // the resets (for two windows and a second; a sliding log's, for one),
 // in the same bound of 256 per shard, never pushing out a Reset's note:

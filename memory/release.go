@@ -11,9 +11,10 @@ import (
 // ctx is not consulted (see Store): a lease is given back even for a
 // request whose context is done. A lease taken before a Reset of its key
 // and limit is not given back out of the lease book built since, which
-// never held it (see Reset). It fails when leases is not as long as
-// checks, and when a check with a lease to give back has a limit that
-// cannot be decided (Limit.Err), with an error wrapping
+// never held it (see Reset), nor out of a book past its expiry, which the
+// store no longer holds (see the package doc). It fails when leases is not
+// as long as checks, and when a check with a lease to give back has a
+// limit that cannot be decided (Limit.Err), with an error wrapping
 // sluice.ErrInvalidCheck, and then gives back nothing.
 func (s *Store) Release(_ context.Context, checks []sluice.Check, leases []int64) error {
 	if s.zero() {
@@ -56,7 +57,8 @@ func (s *Store) Release(_ context.Context, checks []sluice.Check, leases []int64
 // before the reload, released or settled after it), whose shorter window
 // would have Sweep forget a state the limit in force still counts. A
 // sliding log or lease book next empties is forgotten, as a key never
-// seen. It reports whether it held one. A c.Limit the store has not
+// seen. It reports whether it held one: a state past its expiry is none
+// (see Store.liveAfter), and is left as it is. A c.Limit the store has not
 // registered, or one that cannot be decided, replaces nothing.
 func (s *Store) update(c *sluice.Check, now int64, next func(st sluice.State, reset int64, noted bool) sluice.State) bool {
 	h := s.keyHash(c.Key)
@@ -71,9 +73,15 @@ func (s *Store) update(c *sluice.Check, now int64, next func(st sluice.State, re
 	if !ok {
 		return false
 	}
+	held := sh.expiryAt(p, h, lr)
+	if held <= s.liveAfter(now) {
+		if taken {
+			sh.arr.letGo(p.base)
+		}
+		return false
+	}
 	var st sluice.State
 	sh.load(s, p, h, lr, &st)
-	held := sh.expiryAt(p, h, lr)
 	reset, noted := sh.resetAt(h, lr, now)
 	st = next(st, reset, noted)
 	if lr.kind == kindLog && len(st.Log) == 0 {

@@ -4,9 +4,10 @@ import "github.com/sluice-dev/sluice"
 
 // Reset forgets key's state under each of limits (one state per limit ID
 // and algorithm), as if the key had never been seen: its next check finds
-// the limit's full quota. It reports how many states it forgot, an
-// expired state the sweep has not removed yet among them; a state the
-// store does not hold (never seen, swept, evicted) is not counted.
+// the limit's full quota. It reports how many states it forgot; a state
+// the store does not hold (never seen, swept, evicted), or holds past its
+// expiry (which a decision reads as a fresh one, see Sweep), is not
+// counted, as the Redis store does not count a key past its TTL.
 // Reset is safe for concurrent use with Apply: a decision that holds the
 // key's entry finishes first, and one that comes after finds it gone.
 //
@@ -27,7 +28,11 @@ import "github.com/sluice-dev/sluice"
 // counters (for two windows and a second), of sliding logs (for the window
 // and a second: a receipt names its entry's instant, which a log charged
 // since in the reset's microsecond holds too) and of concurrency limits
-// (for their lease TTL and a second): past that bound, a receipt from
+// (for their lease TTL and a second), by the limit reset, or, when
+// longer, for as long as the state it forgets would have lived (a limit of
+// the same ID with a longer window may have counted the receipt) or as the
+// note of an earlier reset of the state lasts, as the Redis store's reset
+// key lives: past that bound, a receipt from
 // before an older reset may be refunded into its fresh state, and a lease
 // from before it given back out of its fresh book.
 //
@@ -63,14 +68,21 @@ func (s *Store) Reset(key string, limits []sluice.Limit) int {
 		// every receipt of a charge the reset forgets is at or before it,
 		// and so, once the newest lease's stamp is counted, every lease.
 		at := s.clock.notBefore()
-		if held && lr.key.alg == sluice.AlgorithmConcurrency {
+		var exp int64 // the expiry of the state forgotten
+		if held {
+			exp = sh.expiryAt(p, h, lr)
+		}
+		live := exp > s.liveAfter(at) // else read as fresh, as a decision would
+		if live && lr.key.alg == sluice.AlgorithmConcurrency {
 			if newest, ok := sh.newestLease(h, lr, p); ok {
 				at = max(at, newest)
 			}
 		}
-		sh.noteReset(h, lr, &limits[i], at)
+		sh.noteReset(h, lr, &limits[i], at, exp)
 		if held {
 			sh.forgetAt(h, lr, p)
+		}
+		if live {
 			forgot++
 		}
 	}

@@ -24,7 +24,8 @@ type resetID struct {
 // Reset), and until when one could still change the state that came
 // after: for a fixed window or sliding counter, a refund, for two windows
 // and a second more; for a sliding log, a refund, and for a concurrency
-// limit, a release, for the window (the lease TTL) and a second more.
+// limit, a release, for the window (the lease TTL) and a second more; a
+// Reset's at least as long as the state it forgot would have lived.
 type resetRecord struct {
 	at, until int64
 	evicted   bool
@@ -49,20 +50,26 @@ func resetLife(l *sluice.Limit) (int64, bool) {
 	return 0, false
 }
 
-// noteReset remembers that h's state of lr was reset at now, for limit
-// l, when a refund or a release can reach its algorithm's fresh state (see
-// resetLife); the caller holds sh.mu. A reset it still remembers of the
-// state at a later time (one that counted the newest lease's stamp) keeps
-// that time: whatever was before it is before this one.
-func (sh *shard) noteReset(h hash, lr *limitRef, l *sluice.Limit, now int64) {
+// noteReset remembers that h's state of lr, expiring at exp (µs since
+// sluice.Epoch; 0 or earlier: none held), was reset at now, for limit l,
+// when a refund or a release can reach its algorithm's fresh state (see
+// resetLife), and for as long as the state forgotten would have lived if
+// that is longer: it may have counted a receipt under a limit of the same
+// ID with a longer window than l's, as the Redis store's reset key lives
+// as long as the state key would have. The caller holds sh.mu. A reset it
+// still remembers of the state at a later time (one that counted the
+// newest lease's stamp) keeps that time: whatever was before it is before
+// this one.
+func (sh *shard) noteReset(h hash, lr *limitRef, l *sluice.Limit, now, exp int64) {
 	if life, ok := resetLife(l); ok {
-		sh.note(resetID{h, lr.ref}, now, life, false)
+		sh.note(resetID{h, lr.ref}, now, max(life, exp-now), false)
 	}
 }
 
 // note remembers that the state id was reset (or, if evicted, evicted) at
 // at, for life µs (see resetRecord). A note it still holds of the state
-// at a later time keeps that time, and a Reset's note stays one. Past
+// at a later time keeps that time, one that lasts longer keeps lasting,
+// and a Reset's note stays one. Past
 // maxResetsPerShard, the notes over drop, then evictions' notes: an
 // eviction's note, when only Resets' are left, is not kept, so that a
 // flood of evictions never makes a receipt or lease from before a Reset
@@ -76,13 +83,15 @@ func (sh *shard) note(id resetID, at, life int64, evicted bool) {
 
 // noteIn is note for the notes m, whatever names their states.
 func noteIn[K comparable](m map[K]resetRecord, id K, at, life int64, evicted bool) {
+	until := at + life
 	if r, ok := m[id]; ok && r.until > at {
 		at = max(at, r.at)
+		until = max(at+life, r.until)
 		evicted = evicted && r.evicted
 	} else if !ok && !roomForNote(m, at, evicted) {
 		return
 	}
-	m[id] = resetRecord{at: at, until: at + life, evicted: evicted}
+	m[id] = resetRecord{at: at, until: until, evicted: evicted}
 }
 
 // roomForNote makes room in m for one more note at now (see note): when m

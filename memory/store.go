@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,8 @@ type Store struct {
 	shards   []shard
 	mask     uint64
 	perShard int
+	// keepExpired: see WithoutExpiryForTesting.
+	keepExpired bool
 
 	limits      registry
 	evictions   atomic.Int64
@@ -131,6 +134,7 @@ func New(opts ...Option) *Store {
 		stop:     stop,
 		done:     make(chan struct{}),
 	}
+	s.keepExpired = o.keepExpired
 	s.limits.max = o.maxLimits
 	s.limits.snap.Store(&known{table: newRefTable(16, maphash.MakeSeed())})
 	for i := range s.shards {
@@ -198,6 +202,18 @@ func errZero() error {
 
 // now is the time for upkeep: it may lag (see clock).
 func (s *Store) now() int64 { return s.clock.now() }
+
+// liveAfter returns the time a state's expiry must be after for a decision
+// at now to read the state as it stands: now, so that a state past its
+// expiry is read as a fresh one, as the sweep would have forgotten it and
+// as a Redis key past its TTL is gone (else whether a limit reloaded with
+// a longer window counts it would depend on when the sweep last ran).
+func (s *Store) liveAfter(now int64) int64 {
+	if s.keepExpired {
+		return math.MinInt64
+	}
+	return now
+}
 
 // keyHash returns key's identity (see keyHasher).
 func (s *Store) keyHash(key string) hash { return s.hasher.of(key) }

@@ -109,7 +109,7 @@ func TestAFixedWindowOfOtherWindowsIsDecidedAlikeInRedisAndMemory(t *testing.T) 
 				return redis.New(client, redis.WithTimeForTesting(clock.Now), redis.WithTimeout(testTimeout))
 			}, fmt.Sprintf("%s.calendar%d", run, i), sc)
 			conformance.RunScenario(t, func(t *testing.T, clock *conformance.Clock) sluice.Store {
-				s := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+				s := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0), memory.WithoutExpiryForTesting())
 				t.Cleanup(func() { s.Close() })
 				return s
 			}, "", sc)

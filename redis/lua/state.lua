@@ -153,8 +153,10 @@ local write_back = false
 local NONE = {}
 
 -- The run's TTL extensions (see outlive): longer[key] is the least TTL (ms)
--- a state the run read and did not write must keep; flush sets them, in
--- the order of lorder, after every write of the run.
+-- a state the run read and did not write must keep, or false once a later
+-- write of the run gave the key its TTL (see put and commit), which one by
+-- one would have replaced the extension; flush sets them, in the order of
+-- lorder, after every write of the run.
 local longer, lorder, nlonger = {}, {}, 0
 
 -- parse_text returns the state of a string value (a GET or MGET reply).
@@ -245,7 +247,10 @@ local function flush()
   end
   for i = 1, nlonger do
     local key = lorder[i]
-    redis.call('PEXPIRE', key, ttl_text(longer[key]), 'GT')
+    local ttl = longer[key]
+    if ttl then
+      redis.call('PEXPIRE', key, ttl_text(ttl), 'GT')
+    end
   end
 end
 
@@ -323,10 +328,15 @@ end
 -- put writes the next state of check c's algorithm kept in a string,
 -- whose state was st: tag g, numbers t, a and b, with a TTL of ttl ms, or
 -- keeping the key's TTL when ttl is nil. In write-back mode a write with
--- a TTL only updates the cache (flush SETs it).
+-- a TTL only updates the cache (flush SETs it). A write with a TTL drops
+-- the extension an earlier call of the run gave the key (see outlive): the
+-- calls of a run leave the key's TTL as they would one by one.
 local function put(c, st, g, t, a, b, ttl)
   local key, s = c.key, text(c, g, born(st), t, a, b)
   cache[key] = s
+  if ttl and longer[key] then
+    longer[key] = false
+  end
   if write_back and ttl then
     if not pending[key] then
       norder = norder + 1
@@ -375,6 +385,9 @@ local function commit(c, st, nxt, v, g, minttl)
   end
   c.fam.write(c, st, nxt, g)
   redis.call('PEXPIRE', c.key, fmt(ttl))
+  if longer[c.key] then
+    longer[c.key] = false -- as put's write
+  end
   forget(c.key)
 end
 
@@ -405,10 +418,10 @@ local function outlive(key, st, v, now, minttl)
     ttl = minttl
   end
   local old = longer[key]
-  if not old then
+  if old == nil then
     nlonger = nlonger + 1
     lorder[nlonger] = key
-  elseif old >= ttl then
+  elseif old and old >= ttl then
     return
   end
   longer[key] = ttl
