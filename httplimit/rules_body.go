@@ -6,7 +6,6 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"net/url"
 	"slices"
 	"strings"
@@ -98,33 +97,35 @@ func (f *requestFacts) body() (data []byte, ok bool) {
 	return read, true
 }
 
-// opensObjectAsSent reports whether r's body as sent, after one byte order
-// mark, opens a JSON object (see opensObject), or may: one that body does
-// not read whole is read up to its first byte but whitespace, at most
+// opensObjectAsSent reports whether r's body as sent, read as JSON text
+// (see jsonText: after a byte order mark, UTF-16 and UTF-32 decoded),
+// opens a JSON object (see opensObject), or may: one that body does not
+// read whole is read up to its first character but whitespace, at most
 // MaxKeyBody bytes, and may open one when that does not read or holds
 // whitespace alone.
 func (f *requestFacts) opensObjectAsSent() bool {
 	if data, ok := f.body(); ok {
-		return opensObject(withoutBOM(data))
+		return opensObject(jsonText(data, true))
 	}
 	b := &f.reqBody
 	if !b.openingDone {
 		b.openingDone = true
 		b.opening = f.readOpening()
 	}
-	opening := withoutBOM(b.opening)
+	opening := jsonText(b.opening, false)
 	return !opensValue(opening) || opensObject(opening)
 }
 
-// readOpening reads r's body up to its first byte but a byte order mark
-// or whitespace, at most MaxKeyBody bytes, and returns what it read; nil
-// when that does not read. The handler still reads the whole body, as
+// readOpening reads r's body up to its first character but a byte order
+// mark or whitespace, as JSON text (see jsonText), and at least 4 bytes,
+// which tell its coding, at most MaxKeyBody bytes, and returns what it
+// read; nil when that does not read. The handler still reads the whole body, as
 // body replays it.
 func (f *requestFacts) readOpening() []byte {
 	r := f.r
 	read := make([]byte, 0, 512)
 	var err error
-	for len(read) < MaxKeyBody && err == nil && !opensValue(withoutBOM(read)) {
+	for len(read) < MaxKeyBody && err == nil && (len(read) < 4 || !opensValue(jsonText(read, false))) {
 		read = slices.Grow(read, 512)
 		var n int
 		n, err = r.Body.Read(read[len(read):cap(read)])
@@ -213,9 +214,18 @@ func (f *requestFacts) formValue(name string) (v string, ambiguous bool) {
 // formField returns the values of the form field name (see formValue) in
 // the query and in the body as rd reads it, in both its readings (see
 // bothReadings): as a form, and as JSON, where the field is the object's
-// member of that name, in any case.
+// member of that name, in any case, and the member at the path a
+// bracketed name nests (see jsonPathOf): Rails' params and Laravel's
+// input() read the form field user[email] and the JSON body
+// {"user":{"email":…}} alike, and Express's req.body, of a form parsed
+// without nesting and of a JSON body, the member "user[email]".
 func (f *requestFacts) formField(rd bodyReading, name string) fieldValues {
-	return f.bothReadings(rd, name, name, "", false)
+	one := f.bothReadings(rd, name, name, "", false)
+	if path, ok := jsonPathOf(name); ok && !one.ambiguous {
+		head, rest, _ := strings.Cut(path, ".")
+		f.addJSONMember(&one, rd, head, rest, true)
+	}
+	return one
 }
 
 // formReading returns the values of the form field name in the query and
@@ -362,73 +372,50 @@ func (fv *fieldValues) value() (v string, ambiguous bool) {
 // key: a body of MaxKeyBody bytes holds fewer fields worth reading.
 const maxFormParts = 1000
 
-// multipartFields returns the fields of a multipart/form-data body, its
-// files left out, under the names Go and Rack read them (see
-// rackPartNames): a part Rack alone names is the field to it, and one it
-// names otherwise than Go is under both names. It reports false, and no
-// fields, for a body that does not read to its final boundary (malformed
-// or cut short, which PHP reads as far as it goes) or has more than
-// maxFormParts parts: a field may be in what was not read.
+// multipartFields returns the fields of a multipart/form-data body under
+// the names each of Go, Rack 2.2 and Rack 3 reads them, a part that one of
+// them reads as a file left out under its name alone: Go's Part.FormName
+// (of form-data parts alone; a part with a filename, or a filename*0
+// continuation that mime.ParseMediaType joins into one, is a file), and
+// the names Rack reads in the part's head (see partHeads, rack2PartName,
+// rack3PartName) whatever its disposition's type, a part without one named
+// by its Content-ID. A part they name differently is the field of each
+// name, so that values that differ under one make it ambiguous (see
+// fieldValues). It reports false, and no fields, for a body that does not
+// read to its final boundary (malformed or cut short, which PHP reads as
+// far as it goes) or has more than maxFormParts parts: a field may be in
+// what was not read.
 func multipartFields(body []byte, boundary string) (url.Values, bool) {
 	form := url.Values{}
+	heads := partHeads(body, boundary)
 	mr := multipart.NewReader(bytes.NewReader(body), boundary)
 	for parts := 0; ; parts++ {
 		p, err := mr.NextPart()
 		if err == io.EOF { // the final boundary; not wrapped, as a body cut short's is
-			return form, true
+			return form, parts == len(heads)
 		}
-		if err != nil || parts == maxFormParts {
+		if err != nil || parts == maxFormParts || parts == len(heads) {
 			return nil, false
 		}
-		name := p.FormName()
-		rack2, rack3 := rackPartNames(p.Header)
-		if name == "" && rack2 == "" && rack3 == "" || p.FileName() != "" {
+		var names [3]string
+		if p.FileName() == "" {
+			names[0] = p.FormName()
+		}
+		head := string(heads[parts])
+		names[1], names[2] = rack2PartName(head), rack3PartName(head)
+		if names == [3]string{} {
 			continue
 		}
 		v, err := io.ReadAll(p) // within the body, at most MaxKeyBody bytes
 		if err != nil {
 			return nil, false
 		}
-		for i, n := range [...]string{name, rack2, rack3} {
-			if n != "" && (i < 1 || n != name) && (i < 2 || n != rack2) {
+		for i, n := range names {
+			if n != "" && !slices.Contains(names[:i], n) {
 				form.Add(n, string(v))
 			}
 		}
 	}
-}
-
-// rackPartNames returns the names under which Rack reads a multipart part
-// of header h as a field, whatever its Content-Disposition's type (Go's
-// Part.FormName reads form-data parts alone), "" for none: Rack 2 the
-// value after the last whitespace and "name=", in any case, of the first
-// Content-Disposition holding one (its MULTIPART_CONTENT_DISPOSITION
-// pattern), up to a quote or ';', or without one the part's Content-ID;
-// Rack 3 the name parameter of the Content-Disposition (read here as
-// mime.ParseMediaType reads it), or without one the Content-ID.
-func rackPartNames(h textproto.MIMEHeader) (rack2, rack3 string) {
-	found := false
-	for _, cd := range h["Content-Disposition"] {
-		s := " " + cd
-		for i := len(s) - len("name="); i > 0 && !found; i-- {
-			if equalASCIIFold(s[i:i+len("name=")], "name=") && strings.IndexByte(" \t\r\n\v\f", s[i-1]) >= 0 {
-				rack2 = strings.TrimPrefix(s[i+len("name="):], `"`)
-				if k := strings.IndexAny(rack2, `";`); k >= 0 {
-					rack2 = rack2[:k]
-				}
-				found = true
-			}
-		}
-	}
-	id := h.Get("Content-Id")
-	if !found {
-		rack2 = id
-	}
-	if cd := h["Content-Disposition"]; len(cd) == 0 {
-		rack3 = id
-	} else if _, params, err := mime.ParseMediaType(cd[0]); err == nil {
-		rack3 = params["name"]
-	}
-	return rack2, rack3
 }
 
 // mediaType returns r's Content-Type without parameters, in lower case.

@@ -98,3 +98,33 @@ func TestAFormKeyOfATypedJSONBodyReadsItAsJSONAlone(t *testing.T) {
 		t.Errorf("forms past MaxKeyBody to a json: key, from two addresses: %v, want %v", got, want)
 	}
 }
+
+// Rails' params and Laravel's input() nest a bracketed form name and a
+// JSON body alike: the form field user[email] (Devise's sign-in form) is
+// params[:user][:email], and so is the JSON body
+// {"user":{"email":"victim"}} (Devise's JSON sign-in sends exactly that);
+// Laravel's input('user.email') reads both. So form:user[email] reads the
+// member user.email of a JSON body, as json:user.email reads the form's
+// user[email]: each guess sent as JSON is victim's attempt, counted
+// together from three addresses. Express's req.body reads the member
+// "user[email]" of a JSON body as the field of a form it parses without
+// nesting, so that member is read too, and one beside a user.email of
+// another value makes the field ambiguous.
+func TestAFormKeyOfABracketedNameReadsTheNestedJSONMember(t *testing.T) {
+	for _, body := range []string{
+		`{"user":{"email":"victim","password":"p%d"}}`,
+		`{"user[email]":"victim","password":"p%d"}`,
+		`{"user[email]":"decoy%d","user":{"email":"victim"}}`,
+	} {
+		mw, _ := rulesMiddleware(t, bodyKeyRule("form:user[email]", httplimit.FallbackIP, 2))
+		h := mw.Handler(echoBody())
+		var got []int
+		for i := range 3 {
+			got = append(got, sendTyped(t, h, fmt.Sprintf("192.0.2.%d", i+1),
+				http.Header{"Content-Type": {"application/json; charset=utf-8"}}, fmt.Sprintf(body, i)))
+		}
+		if want := []int{200, 200, 429}; !slices.Equal(got, want) {
+			t.Errorf("form:user[email], %s from three addresses: %v, want %v", body, got, want)
+		}
+	}
+}

@@ -2,17 +2,21 @@ package httplimit
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"net/http"
 	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // maxJSONDepth is the most names a KeyJSON path has ("user.email" has two).
 const maxJSONDepth = 4
 
 // jsonValue returns the field at path (names joined by dots, as a claim's)
-// of a JSON object body, after one leading byte order mark (see
-// withoutBOM): a string without the whitespace around it (see trimValue),
+// of a JSON object body, read as JSON text in the coding its first bytes
+// tell (see jsonText): a string without the whitespace around it (see trimValue),
 // a whole number, true or false; "" for anything else or a body that is
 // not JSON (see jsonType, readJSON). Each name is matched in any case, as encoding/json matches a
 // struct's fields: a member under another casing alone is the field, and
@@ -84,15 +88,15 @@ func (f *requestFacts) addJSONMember(one *fieldValues, rd bodyReading, name, res
 // readJSON reads r's body, as rd reads it, for jsonValue when it is JSON
 // (see jsonType). It reports false for one that could not be read whole:
 // longer than MaxKeyBody, of content not decoded (see content), or not one
-// JSON value, after one byte order mark and but for the whitespace around
-// it (malformed, cut short, nested deeper than encoding/json reads, or
+// JSON value, read as JSON text (see jsonText) and but for the whitespace
+// around it (malformed, cut short, nested deeper than encoding/json reads, or
 // followed by more), whose field a lenient reader may still find (gjson
 // skips what comes before an object). Such a body read as sent, of a
 // content coding, is kept as garbled instead: its field is ambiguous only
 // where a lenient reader may find it (see mayNameMember). A body of
 // another type, or without one, is JSON when, so read, it starts with an
-// object ('{' after a byte order mark and whitespace), as FastAPI reads
-// an untyped one and a Go handler decoding r.Body (or gin's
+// object ('{' after whitespace, read as JSON text), as FastAPI reads an
+// untyped one and a Go handler decoding r.Body (or gin's
 // ShouldBindJSON) reads one of any type, text/plain as fetch() sends a
 // string; one that could not be read may be. One that starts otherwise,
 // or an empty one, has no field.
@@ -100,7 +104,7 @@ func (f *requestFacts) readJSON(rd bodyReading) bool {
 	typed := jsonType(f.r)
 	fs := f.reqBody.fields(rd)
 	body, ok := f.bodyOf(rd)
-	body = withoutBOM(body)
+	body = jsonText(body, true)
 	switch {
 	case !typed && !f.mayOpenObject(rd): // of another type, and no JSON object: no field
 	case !ok:
@@ -115,14 +119,89 @@ func (f *requestFacts) readJSON(rd bodyReading) bool {
 	return true
 }
 
-// withoutBOM returns body without one leading UTF-8 byte order mark, which
-// Express, ASP.NET Core, Jackson and Python's json.loads skip before a
-// JSON text (encoding/json refuses it).
-func withoutBOM(body []byte) []byte {
-	if len(body) >= 3 && string(body[:3]) == "\uFEFF" {
-		return body[3:]
+// jsonText returns a JSON body as the UTF-8 text Python's json.loads
+// (so FastAPI and Flask) reads from its bytes, as its detect_encoding
+// tells their coding, and as Jackson detects it: after a UTF-8 byte order
+// mark (which Express, ASP.NET Core and Jackson skip too; encoding/json
+// refuses it), UTF-32 or UTF-16 after their marks, of either byte order,
+// and without a mark UTF-32 or UTF-16 by the zero bytes among its first
+// four (or its only two), as JSON text starts with an ASCII character: 00
+// 00 is UTF-32BE, 00 xx UTF-16BE, xx 00 00 00 UTF-32LE, xx 00 UTF-16LE.
+// Those are decoded, an unpaired surrogate (which json.loads passes) as
+// U+FFFD. A body of UTF-16 or UTF-32 that does not decode (a unit cut
+// short, a code point past U+10FFFF), which json.loads refuses, is
+// returned as sent. Of the opening of a body not read whole (whole false)
+// a unit or surrogate pair cut short at its end is left out.
+func jsonText(body []byte, whole bool) []byte {
+	unit, big, mark := 0, false, 0
+	switch b := body; {
+	case bytes.HasPrefix(b, []byte("\x00\x00\xFE\xFF")):
+		unit, big, mark = 4, true, 4
+	case bytes.HasPrefix(b, []byte("\xFF\xFE\x00\x00")):
+		unit, mark = 4, 4
+	case bytes.HasPrefix(b, []byte("\xFE\xFF")):
+		unit, big, mark = 2, true, 2
+	case bytes.HasPrefix(b, []byte("\xFF\xFE")):
+		unit, mark = 2, 2
+	case bytes.HasPrefix(b, []byte("\uFEFF")):
+		return b[3:]
+	case (len(b) >= 4 || len(b) == 2 && whole) && b[0] == 0:
+		unit, big = 2, true
+		if len(b) >= 4 && b[1] == 0 {
+			unit = 4
+		}
+	case (len(b) >= 4 || len(b) == 2 && whole) && b[1] == 0:
+		unit = 2
+		if len(b) >= 4 && b[2] == 0 && b[3] == 0 {
+			unit = 4
+		}
+	default:
+		return body
 	}
-	return body
+	data := body[mark:]
+	if n := len(data) % unit; n != 0 {
+		if whole {
+			return body
+		}
+		data = data[:len(data)-n]
+	}
+	text := make([]byte, 0, len(data)/unit)
+	for i := 0; i < len(data); i += unit {
+		var c rune
+		if unit == 4 {
+			u := binary.LittleEndian.Uint32(data[i:])
+			if big {
+				u = binary.BigEndian.Uint32(data[i:])
+			}
+			if u > unicode.MaxRune {
+				if whole {
+					return body
+				}
+				break
+			}
+			c = rune(u)
+		} else {
+			c = rune(utf16At(data[i:], big))
+			if utf16.IsSurrogate(c) && i+2 < len(data) {
+				if pair := utf16.DecodeRune(c, rune(utf16At(data[i+2:], big))); pair != unicode.ReplacementChar {
+					c, i = pair, i+2
+				}
+			} else if utf16.IsSurrogate(c) && !whole {
+				break
+			}
+		}
+		text = utf8.AppendRune(text, c)
+	}
+	return text
+}
+
+// utf16At returns the UTF-16 unit at the start of b, of the byte order big
+// tells.
+func utf16At(b []byte, big bool) uint16 {
+	if big {
+		return binary.BigEndian.Uint16(b)
+	}
+	return binary.LittleEndian.Uint16(b)
 }
 
 // jsonScalar returns v, a decoded JSON value, as a key reads it: a string
@@ -152,6 +231,31 @@ func queryName(path string) string {
 		return path
 	}
 	return name + "[" + strings.ReplaceAll(rest, ".", "][") + "]"
+}
+
+// jsonPathOf returns the JSON path that Rails and Laravel read as the
+// form field name, the inverse of queryName: "user.email" for
+// "user[email]". ok is false for a name that nests nothing, nests deeper
+// than maxJSONDepth names, or holds a segment that is empty ("user[]", an
+// array), holds a dot or a bracket, or is not closed.
+func jsonPathOf(name string) (path string, ok bool) {
+	head, rest, nested := strings.Cut(name, "[")
+	if !nested || head == "" || strings.ContainsAny(head, ".]") {
+		return "", false
+	}
+	path = head
+	for n := 1; ; n++ {
+		seg, after, closed := strings.Cut(rest, "]")
+		if !closed || n == maxJSONDepth || seg == "" || strings.ContainsAny(seg, ".[") {
+			return "", false
+		}
+		if path += "." + seg; after == "" {
+			return path, true
+		}
+		if rest, ok = strings.CutPrefix(after, "["); !ok {
+			return "", false
+		}
+	}
 }
 
 // jsonMember returns the member at path of the JSON object data, decoded
@@ -251,7 +355,7 @@ func (f *requestFacts) bothReadings(rd bodyReading, formName, name, rest string,
 }
 
 // mayOpenObject reports whether r's body, as rd reads it, opens a JSON
-// object ('{' after one byte order mark and whitespace), or may: one not
+// object ('{' after whitespace, read as JSON text), or may: one not
 // read whole is read as sent up to its first byte but whitespace (see
 // opensObjectAsSent), and its content, of a coding not decoded or past
 // MaxKeyBody, may open one.
@@ -260,7 +364,7 @@ func (f *requestFacts) mayOpenObject(rd bodyReading) bool {
 		return f.opensObjectAsSent()
 	}
 	body, ok := f.content()
-	return !ok || opensObject(withoutBOM(body))
+	return !ok || opensObject(jsonText(body, true))
 }
 
 // opensObject reports whether body, after the whitespace JSON allows

@@ -127,3 +127,70 @@ func TestAQueryKeyCountsARackBracketedNameTogether(t *testing.T) {
 		}
 	}
 }
+
+// Rack names a multipart part where Go's Part.FormName names it otherwise
+// or not at all, and a part Go reads as a file may be a field to Rack.
+// Each part below is {"email"=>"victim"} to Rack 2.2's
+// Rack::Request#POST, and r.FormValue("email") is "" to Go:
+//   - a quoted name's backslash escapes are undone for any character
+//     (Rack 2.2's dequote, Rack 3's parameter loop): name="em\ail" is
+//     email, where mime.ParseMediaType keeps the backslash;
+//   - name= right after ';' in a disposition Go refuses whole (x=@);
+//   - filename*0= (an RFC 2231 continuation) makes the part a file to Go,
+//     which joins continuations, and leaves it a field to Rack, which
+//     reads filename and filename* alone;
+//   - Rack 2.2's pattern is not anchored to a line's start, so
+//     X-Content-Disposition names the part (to Rack 2.2, not Rack 3);
+//   - Rack 2.2's pattern stops at a colon, so a colon in a value before
+//     name= leaves it the part's Content-ID (email), where Go and Rack 3
+//     read name="decoy";
+//   - Rack 2.2's pattern takes the last ';name=' before a colon, inside a
+//     quoted value too (c), where Go and Rack 3 read a.
+//
+// The part is read under every name one of them gives it: each is
+// victim's attempt, counted together from three addresses.
+func TestAMultipartPartIsTheFieldOfEveryNameGoOrRackReads(t *testing.T) {
+	mp := http.Header{"Content-Type": {"multipart/form-data; boundary=X"}}
+	part := func(head, value string) string { return "--X\r\n" + head + "\r\n\r\n" + value + "\r\n" }
+	for _, c := range []struct{ key, head string }{
+		{"form:email", `Content-Disposition: form-data; name="em\ail"`},
+		{"form:email", `Content-Disposition: form-data;name=email;x=@`},
+		{"form:email", `Content-Disposition: form-data; name="email"; filename*0="x"`},
+		{"form:email", `X-Content-Disposition: form-data; name="email"`},
+		{"form:email", "Content-Disposition: form-data; x=\"a:b\"; name=\"decoy\"\r\nContent-ID: email"},
+		{"form:c", `Content-Disposition: form-data; name="a"; x="b;name=c"`},
+	} {
+		mw, _ := rulesMiddleware(t, bodyKeyRule(c.key, httplimit.FallbackIP, 2))
+		h := mw.Handler(echoBody())
+		var got []int
+		for i := range 3 {
+			body := part(c.head, "victim") + part(`Content-Disposition: form-data; name="password"`, fmt.Sprint("p", i)) + "--X--\r\n"
+			got = append(got, sendTyped(t, h, fmt.Sprintf("192.0.2.%d", i+1), mp, body))
+		}
+		if want := []int{200, 200, 429}; !slices.Equal(got, want) {
+			t.Errorf("%s: victim in a part %q from three addresses: %v, want %v", c.key, c.head, got, want)
+		}
+	}
+}
+
+// A part that Go and both Racks read as a file is no field: Rack 2.2 reads
+// a filename parameter anywhere in a head whose disposition is wholly
+// parameters, Rack 3 a filename or filename* parameter. Its name's
+// contents are no attempt: each address is counted on its own.
+func TestAMultipartFileToEveryReaderIsNoField(t *testing.T) {
+	mp := http.Header{"Content-Type": {"multipart/form-data; boundary=X"}}
+	for _, head := range []string{
+		`Content-Disposition: form-data; name="email"; filename="a.txt"`,
+		`Content-Disposition: form-data; name="email"; filename*=UTF-8''a.txt`,
+	} {
+		mw, _ := rulesMiddleware(t, bodyKeyRule("form:email", httplimit.FallbackIP, 1))
+		h := mw.Handler(echoBody())
+		var got []int
+		for i := range 2 {
+			got = append(got, sendTyped(t, h, fmt.Sprintf("192.0.2.%d", i+1), mp, "--X\r\n"+head+"\r\n\r\nvictim\r\n--X--\r\n"))
+		}
+		if want := []int{200, 200}; !slices.Equal(got, want) {
+			t.Errorf("a file part %q from two addresses: %v, want %v", head, got, want)
+		}
+	}
+}

@@ -145,3 +145,60 @@ func TestAnUntypedPOSTWhoseJSONAndFormReadingsDifferIsAmbiguous(t *testing.T) {
 		}
 	}
 }
+
+// utf16Body returns s, of ASCII, in UTF-16 (size 2) or UTF-32 (size 4),
+// big-endian or little, after bom.
+func utf16Body(s string, size int, big bool, bom string) string {
+	b := []byte(bom)
+	for _, c := range []byte(s) {
+		unit := make([]byte, size)
+		if big {
+			unit[size-1] = c
+		} else {
+			unit[0] = c
+		}
+		b = append(b, unit...)
+	}
+	return string(b)
+}
+
+// FastAPI reads an untyped body (and a typed JSON one) with Python's
+// json.loads, which detects UTF-16 and UTF-32, with or without a byte
+// order mark (json.detect_encoding), as Jackson does: {"email":"victim"}
+// in UTF-16LE after FF FE, in UTF-16BE (00 7B ...) and in UTF-32LE after
+// FF FE 00 00 is victim's attempt, counted together from three addresses.
+// Such a body is read decoded, so the member is the field's value: a
+// typed one of bob after two of alice is bob's first attempt.
+func TestAJSONBodyInUTF16OrUTF32IsReadAsJSONLoadsReadsIt(t *testing.T) {
+	const doc = `{"email":"%s","password":"p%d"}`
+	for _, c := range []struct {
+		name string
+		body func(string) string
+	}{
+		{"UTF-16LE after FF FE", func(s string) string { return utf16Body(s, 2, false, "\xFF\xFE") }},
+		{"UTF-16BE", func(s string) string { return utf16Body(s, 2, true, "") }},
+		{"UTF-32LE after FF FE 00 00", func(s string) string { return utf16Body(s, 4, false, "\xFF\xFE\x00\x00") }},
+		{"UTF-32BE", func(s string) string { return utf16Body(s, 4, true, "") }},
+	} {
+		mw, _ := rulesMiddleware(t, bodyKeyRule("json:email", httplimit.FallbackIP, 2))
+		h := mw.Handler(echoBody())
+		var got []int
+		for i := range 3 {
+			got = append(got, sendTyped(t, h, fmt.Sprintf("192.0.2.%d", i+1), nil, c.body(fmt.Sprintf(doc, "victim", i))))
+		}
+		if want := []int{200, 200, 429}; !slices.Equal(got, want) {
+			t.Errorf("untyped %s {\"email\":\"victim\"} from three addresses: %v, want %v", c.name, got, want)
+		}
+
+		mw, _ = rulesMiddleware(t, bodyKeyRule("json:email", httplimit.FallbackIP, 2))
+		h = mw.Handler(echoBody())
+		typed := http.Header{"Content-Type": {"application/json"}}
+		got = nil
+		for i, who := range []string{"alice", "alice", "bob"} {
+			got = append(got, sendTyped(t, h, "192.0.2.1", typed, c.body(fmt.Sprintf(doc, who, i))))
+		}
+		if want := []int{200, 200, 200}; !slices.Equal(got, want) {
+			t.Errorf("application/json in %s, alice twice then bob: %v, want %v", c.name, got, want)
+		}
+	}
+}
