@@ -13,16 +13,21 @@ import (
 // the fleet admits them again.
 const storeCloseSettle = 5 * time.Second
 
+// cutOffRoom is how long past shutdown.drain's deadline server.Serve waits
+// for the handlers of the requests it cut off to give back what they hold
+// (server/serve.go's cutOffRoom).
+const cutOffRoom = time.Second
+
 // stopNeeds is how long `sluice serve` with cfg may take to stop on
 // SIGTERM: shutdown.delay; then shutdown.drain, one deadline for the
 // requests in flight and, in what remains of it, notify's queue
-// (server.Serve; TestShutdownDrainsRequestsAndNotifyWithinOneDrain); then
-// the store's close, up to storeCloseSettle on Redis (redis.Guarded.Close).
+// (server.Serve; TestShutdownDrainsRequestsAndNotifyWithinOneDrain), and
+// cutOffRoom for the requests cut off at its end; then the store's close, up to storeCloseSettle on Redis (redis.Guarded.Close).
 // The store's close is counted whatever cfg's store: the files deploy/
 // ships are the ones an operator moves to Redis. Every stop timeout
 // deploy/ and the guides set holds it.
 func stopNeeds(cfg *config.Config) time.Duration {
-	return cfg.Shutdown.Delay + cfg.Shutdown.Drain + storeCloseSettle
+	return cfg.Shutdown.Delay + cfg.Shutdown.Drain + cutOffRoom + storeCloseSettle
 }
 
 // TestStopTimeoutHoldsTheRedisStoreClose: docs/operations.md's 30 s stop

@@ -24,7 +24,8 @@ type Listeners struct {
 // Run opens the configured listeners and serves on them until ctx is done
 // and the configuration's shutdown.delay has passed (see config.Shutdown),
 // then drains in-flight requests and notify's queue, both within one
-// DrainTimeout (see Serve). It reloads on Options.Reloads and, with
+// DrainTimeout, and the requests it cuts off within cutOffRoom more (see
+// Serve). It reloads on Options.Reloads and, with
 // WatchFile, on file change. It closes the Server (see Close) when it
 // returns, listeners it could not open included.
 func (s *Server) Run(ctx context.Context) error {
@@ -75,16 +76,19 @@ func (s *Server) closeWithin(within time.Duration) {
 // Serve is Run on listeners of the caller's. It closes them, and the
 // Server (see Close), when it returns. Its shutdown closes every listener
 // at once and has one deadline, DrainTimeout after they close: requests in
-// flight have until then; connections switched to another protocol
-// (WebSockets) are closed once the others have ended, and their handlers,
-// which give back what their requests hold (a concurrency limit's slot),
-// waited for within the same deadline; notify's queue has what remains of
-// it once they have ended. Requests still running at the deadline are cut
-// off, and their handlers given up to cutOffRoom more to give back what
-// they hold. So a shutdown takes shutdown.delay + DrainTimeout at most, and
-// cutOffRoom more when it cuts requests off. The lines the logs left out
-// since their last summary (see summarize) are summed up before it
-// returns.
+// flight have until then, and notify's queue what remains of it once they
+// have ended. Requests still running at the deadline are cut off: their
+// connections are closed and their contexts done, those waiting for a
+// turn or for a body included. Connections switched to another protocol
+// (WebSockets) are closed, and their handlers' contexts done, once the
+// other requests have ended or been cut off. Serve then waits for the
+// handlers of both, which give back what their requests hold (a
+// concurrency limit's slot), until the deadline or, if later, for
+// cutOffRoom: a shutdown takes shutdown.delay + DrainTimeout at most, and
+// up to cutOffRoom more when it cuts requests off or closes switched
+// connections less than cutOffRoom before the deadline. The lines the logs
+// left out since their last summary (see summarize) are summed up before
+// it returns.
 func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	if s.zero() {
 		for _, l := range []net.Listener{ls.Public, ls.Admin, ls.Envoy} {
@@ -123,6 +127,15 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	servers := []*httpListener{
 		s.httpListener("public", s.public, public, st.publicTLS != nil, func(st *state) *tls.Config { return st.publicTLS }),
 		s.httpListener("admin", s.admin, ls.Admin, st.adminTLS != nil, func(st *state) *tls.Config { return st.adminTLS }),
+	}
+	// The requests' contexts, which the connections' (connContext) carry,
+	// end when Serve cuts them off: closing a connection does not end the
+	// context of an HTTP/1.1 request whose body is not read whole, nor of a
+	// switched connection's handler.
+	cutOff, cutOffNow := context.WithCancel(context.Background())
+	defer cutOffNow()
+	for _, l := range servers {
+		l.srv.BaseContext = func(net.Listener) context.Context { return cutOff }
 	}
 	var wg sync.WaitGroup
 	// The watch, the sampling, the refusal log's summary and Envoy's
@@ -177,8 +190,9 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	for i, l := range servers { // at once: each listener closes now
 		shut.Go(func() { shutErrs[i] = s.shutdown(l, drain) })
 	}
-	shut.Wait()
+	shut.Wait() // every request has ended, or been cut off at the deadline
 	errs = append(errs, shutErrs...)
+	cutOffNow()
 	s.switched.closeAll() // http.Server neither waits for nor closes them
 	// Their handlers, and those of requests cut off, are still giving back
 	// what the requests hold: the caller closes the store next.
