@@ -32,7 +32,8 @@ type Notify struct {
 	// crossing is notified, ascending; default [100]: when it is used up.
 	At []int
 	// Limits names the limits notified: fixed-window limits (plans',
-	// global or rules', or of the envoy rules by their labels), by name.
+	// global or rules', or of the envoy rules by their labels), by name,
+	// that count every request and are not leased from Redis.
 	Limits []string
 }
 
@@ -92,7 +93,10 @@ func (d *decoder) notify(n *yaml.Node, path string, nt *Notify) {
 // limit of c, wherever a limit of that name is: in every plan, the global
 // limits, a rule, a key's own limits and the Envoy rules. The server
 // notifies only fixed windows, so one of another algorithm would never be
-// told.
+// told. A notified limit may not count by the answer, nor lease from
+// Redis: a leased status's Remaining is the shared remainder and this
+// instance's units, so the units other instances lease and have not spent
+// would be told as used.
 func (d *decoder) resolveNotify(c *Config) {
 	if c.Notify.URL == "" || d.notifyNode == nil {
 		return
@@ -100,11 +104,12 @@ func (d *decoder) resolveNotify(c *Config) {
 	type found struct {
 		alg   sluice.Algorithm
 		where string
+		ids   []string // its ID in the store if Redis may lease it (see leasable)
 	}
 	kinds := map[string][]found{}
 	add := func(where string, ls []sluice.Limit) {
 		for _, l := range ls {
-			kinds[l.Name()] = append(kinds[l.Name()], found{l.Algorithm(), where})
+			kinds[l.Name()] = append(kinds[l.Name()], found{l.Algorithm(), where, leasable("", l)})
 		}
 	}
 	for _, p := range c.Policy.Plans {
@@ -114,7 +119,7 @@ func (d *decoder) resolveNotify(c *Config) {
 	for _, r := range c.Rules {
 		for _, l := range r.Limits {
 			name := r.Name + "." + l.Name()
-			kinds[name] = append(kinds[name], found{l.Algorithm(), "rule " + r.Name})
+			kinds[name] = append(kinds[name], found{l.Algorithm(), "rule " + r.Name, leasable(r.Name+".", l)})
 		}
 	}
 	for _, h := range slices.SortedFunc(maps.Keys(c.Keys), func(a, b [32]byte) int { return bytes.Compare(a[:], b[:]) }) {
@@ -127,7 +132,7 @@ func (d *decoder) resolveNotify(c *Config) {
 		// The Envoy rules' limits, by label; rule files that do not load
 		// are the server's to refuse (sluice check, sluice serve).
 		if rules, err := envoy.LoadRuleFiles(c.Envoy.Rules...); err == nil {
-			add("the envoy rules", rules.Limits())
+			add(envoyRules, rules.Limits())
 		}
 		where += ", or of the envoy rules"
 	}
@@ -147,12 +152,26 @@ func (d *decoder) resolveNotify(c *Config) {
 				break
 			}
 		}
+		for _, f := range all {
+			if c.Store.Type == "redis" && leased(&c.Store.Redis, f.ids) {
+				fix := "set lease: off on the limit"
+				if f.where == envoyRules {
+					fix = "set store.redis.lease: off (a limit of the envoy rules has no lease: of its own)"
+				}
+				d.Errorf(e, p, "%q is leased from Redis (lease: auto) in %s: a leased status counts the units other instances "+
+					"hold and have not spent as used, so a share would be told before the client used it; %s", name, f.where, fix)
+				break
+			}
+		}
 		if count := countedByAnswer(c, name); count != "" {
 			d.Errorf(e, p, "%q counts %s: a share is told as each request is decided, when such a limit's count "+
 				"holds the requests in flight that their answers may give back; notify it from the upstream", name, count)
 		}
 	}
 }
+
+// envoyRules is where resolveNotify finds the Envoy rules' limits.
+const envoyRules = "the envoy rules"
 
 // countedByAnswer returns the count: of the limit called name (a rule's
 // as "<rule>.<limit>", which takes its rule's unless it says its own) when

@@ -131,15 +131,16 @@ func (p *plan) described(statuses []*rlsv3.RateLimitResponse_DescriptorStatus, d
 	return found, found >= 0
 }
 
-// unavailable reports whether no store decided slot s: the status of its
+// unavailable reports whether no store measured slot s: the status of its
 // check, or of a give-back's peek, is sluice.Status.Unavailable (a
-// failover's allow or deny while its store cannot be reached), whose
-// remaining and reset are made up. The headers tell no figure of it, only
-// its limit.
+// failover's allow or deny while its store cannot be reached), or its
+// check's is sluice.Status.NoRoom (the store refused it for want of room,
+// counting nothing), whose remaining and reset are made up. The headers
+// tell no figure of it, only its limit.
 func (p *plan) unavailable(s slot, d *sluice.Decision) bool {
 	switch {
 	case s.check >= 0:
-		return d.Statuses[s.check].Unavailable
+		return d.Statuses[s.check].Unavailable || d.Statuses[s.check].NoRoom
 	case s.negative:
 		return s.peek.Unavailable
 	}

@@ -133,7 +133,8 @@ func (r *responseParts) addHeader(key, value string) {
 }
 
 // response builds the RLS response of p decided as d in parts. A status
-// that no store decided (see Outcome.Unavailable) keeps its code and
+// that no store decided (see Outcome.Unavailable), or that the store
+// refused for want of room (Outcome.NoRoom), keeps its code and
 // current_limit, but has no limit_remaining, and a duration_until_reset
 // only where the clock alone tells it: the end of a fixed window counted
 // in its Unix window.
@@ -181,7 +182,7 @@ func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLim
 			if !refused && !c.Unavailable {
 				st.LimitRemaining = uint32(min(rem, math.MaxUint32))
 			}
-			if (!refused || !r.quota) && (!c.Unavailable || s.aligned) {
+			if (!refused || !r.quota) && (!c.Unavailable && !c.NoRoom || s.aligned) {
 				st.DurationUntilReset = setDuration(&parts.durations[i], p.reset(s, c))
 			}
 			if refused && !r.shadow {
@@ -251,8 +252,9 @@ func (p *plan) reset(s slot, c *sluice.Status) time.Duration {
 // retryAfter is the wait after which every refused enforcing check of p
 // admits the request if nothing else arrives (as d.RetryAfter, with the
 // Unix windows' ends for the fixed windows counted in them, but for a
-// refusal no store decided, whose wait is when the store is asked again);
-// sluice.Never if no wait can.
+// refusal no store decided, whose wait is when the store is asked again,
+// and one for want of room (sluice.Status.NoRoom), whose wait is when room
+// may be found); sluice.Never if no wait can.
 func (p *plan) retryAfter(d *sluice.Decision) time.Duration {
 	var wait time.Duration
 	for _, s := range p.slots {
@@ -267,7 +269,7 @@ func (p *plan) retryAfter(d *sluice.Decision) time.Duration {
 		case !p.refused(s, d):
 		case c.RetryAfter == sluice.Never:
 			return sluice.Never
-		case s.aligned && !c.Unavailable:
+		case s.aligned && !c.Unavailable && !c.NoRoom:
 			wait = max(wait, windowReset(p.unix, s.rule.unitSeconds))
 		default:
 			wait = max(wait, c.RetryAfter)

@@ -163,10 +163,11 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 	if m.oneLimit {
 		lim = decidingFigures(res)
 	}
-	// A made-up status (sluice.Status.Unavailable: the store was not
-	// reached) tells nothing of the quota: its remaining and reset are left
-	// out, its quota (a policy's q, configured) is told.
-	told := !lim.unavailable
+	// A status whose figures measure no use (see unmeasured: the store
+	// was not reached, or had no room) tells nothing of the quota: its
+	// remaining and reset are left out, its quota (a policy's q,
+	// configured) is told.
+	told := !lim.unmeasured
 	for _, mode := range m.modes {
 		switch mode {
 		case ModeIETF:
@@ -270,8 +271,9 @@ func (res *Result) headerValues(buf []byte, ends []int) []string {
 //
 // r is the Status's Remaining and t the seconds until more is available
 // (quota.Quota.Seconds); a concurrency limit has no t. A status no store
-// decided (sluice.Status.Unavailable) has no item: its figures are made
-// up, and tell nothing of the quota. It writes what
+// decided (sluice.Status.Unavailable), or that a store refused for want of
+// room (sluice.Status.NoRoom), has no item: its figures are made up, and
+// tell nothing of the quota. It writes what
 // httpsfv.Marshal writes for that list (a property test holds it to that)
 // without building the list: names are sf-strings, remaining and reset are
 // sf-integers, which hold them (remaining ≤ MaxQuantity, reset ≤ Never in
@@ -281,7 +283,7 @@ func (res *Result) headerValues(buf []byte, ends []int) []string {
 func appendIETF(buf []byte, checks []sluice.Check, statuses []sluice.Status, items []string, quotas []quota.Quota) []byte {
 	start := len(buf)
 	for i := range checks {
-		if items != nil && items[i] == "" || statuses[i].Unavailable {
+		if items != nil && items[i] == "" || unmeasured(&statuses[i]) {
 			continue
 		}
 		if len(buf) > start {
@@ -315,16 +317,24 @@ type limitFigures struct {
 	remaining int64
 	t         int64         // the RateLimit t: until, in whole seconds rounded up, at most w
 	until     time.Duration // the exact wait behind t (quota.Quota.Until)
-	// unavailable: no store decided the limit (sluice.Status.Unavailable),
+	// unmeasured: the limit's status measures no use (see unmeasured),
 	// and remaining, t and until tell nothing of its quota.
-	unavailable bool
+	unmeasured bool
 }
+
+// unmeasured reports whether st's Remaining and ResetAfter measure nothing
+// of its key's use: no store decided it (sluice.Status.Unavailable: a
+// failover's allow or deny while its store cannot be reached), or the store
+// refused it for want of room to keep its state (sluice.Status.NoRoom),
+// counting nothing. Such figures are made up, and the headers and the
+// problem body leave them out.
+func unmeasured(st *sluice.Status) bool { return st.Unavailable || st.NoRoom }
 
 // decidingFigures returns the figures of the limit that decided res (see
 // Result.Deciding), so that a refusal's t is never past Retry-After.
 func decidingFigures(res *Result) limitFigures {
 	l, st := res.Deciding()
-	f := limitFigures{Quota: quota.Of(l), name: l.Name(), remaining: st.Remaining, unavailable: st.Unavailable}
+	f := limitFigures{Quota: quota.Of(l), name: l.Name(), remaining: st.Remaining, unmeasured: unmeasured(&st)}
 	f.wait(st.Remaining, st.ResetAfter, st.RetryAfter)
 	return f
 }
