@@ -102,6 +102,9 @@ type Config struct {
 	// counts are the count: settings read, where they were read (see
 	// CountsLeasedBy).
 	counts []countAt
+	// notified are the limits notify names that Redis may lease, where
+	// notify names them (see NotifiedLeasedBy).
+	notified []countAt
 	// Penalty is the penalty box: after Refusals refusals within Within, a
 	// client is refused for For (see httplimit.Penalty); zero without a
 	// penalty section.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -153,6 +154,11 @@ func (d *decoder) resolveNotify(c *Config) {
 			}
 		}
 		for _, f := range all {
+			if len(f.ids) > 0 {
+				c.notified = append(c.notified, countAt{name: name, ids: f.ids, node: e, path: p})
+			}
+		}
+		for _, f := range all {
 			if c.Store.Type == "redis" && leased(&c.Store.Redis, f.ids) {
 				fix := "set lease: off on the limit"
 				if f.where == envoyRules {
@@ -195,4 +201,25 @@ func loopbackHost(host string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// NotifiedLeasedBy judges the limits c's notify names against the lease
+// settings of the store section inForce (that of the configuration a
+// running store was opened with, whose leases hold until the next start)
+// as Parse judges them against c's own: it returns an *Error at each
+// notify.limits entry naming a limit inForce leases from Redis, joined,
+// or nil.
+func (c *Config) NotifiedLeasedBy(inForce Store) error {
+	if inForce.Type != "redis" {
+		return nil
+	}
+	var errs []error
+	for _, n := range c.notified {
+		if leased(&inForce.Redis, n.ids) {
+			errs = append(errs, &Error{File: c.File, Line: n.node.Line, Col: n.node.Column, Path: n.path,
+				Msg: fmt.Sprintf("%q is leased from Redis by the running store, whose lease settings change at the next start: "+
+					"a leased status counts the units other instances hold and have not spent as used (restart to apply lease: off)", n.name)})
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -44,3 +44,31 @@ func TestNotifyRefusesALimitLeasedFromRedis(t *testing.T) {
 		t.Errorf("a limit that says lease: off: %v", err)
 	}
 }
+
+// A running store's lease settings hold until the next start: a reload
+// that notifies a limit that store leases is judged against them
+// (NotifiedLeasedBy), at its notify entry, though the new file says
+// lease: off; one the running store does not lease passes.
+func TestNotifiedLeasedByJudgesTheRunningStoresLeases(t *testing.T) {
+	const text = "store:\n  type: redis\n  redis: {addresses: [\"127.0.0.1:6379\"]}\n" +
+		"plans:\n  free: {limits: [{name: per-day, algorithm: fixed-window, quantity: 2, window: 1d}]}\n" +
+		"notify: {url: \"https://x.example/\", limits: [per-day]}\n"
+	cfg, err := config.Parse("t.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := cfg.Store
+	running.Redis.Lease = "auto"
+	err = cfg.NotifiedLeasedBy(running)
+	if want := `t.yaml:6:46: notify.limits[0]: "per-day" is leased from Redis by the running store`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("notifying a limit the running store leases: %v; want an error starting %s", err, want)
+	}
+	if err := cfg.NotifiedLeasedBy(cfg.Store); err != nil {
+		t.Errorf("notifying a limit the running store does not lease: %v", err)
+	}
+	memory := cfg.Store
+	memory.Type = "memory"
+	if err := cfg.NotifiedLeasedBy(memory); err != nil {
+		t.Errorf("a running memory store: %v", err)
+	}
+}

@@ -125,7 +125,8 @@ type Options struct {
 	// (the new configuration's limits lease afresh). Its lease settings
 	// are those of Config's store section (see OpenStore) until the next
 	// start: a reload that counts by response (count:) on a limit they
-	// lease is refused (see config.Config.CountsLeasedBy).
+	// lease, or notifies one, is refused (see config.Config.CountsLeasedBy
+	// and NotifiedLeasedBy).
 	Leases *redis.Leased
 	// Memory, when set, is the in-process store (the store itself on
 	// memory, the failover's local store on Redis): its counts of keys,
@@ -406,7 +407,7 @@ func (s *Server) Reload() error {
 		cfg = withConnectionDefaults(cfg)
 	}
 	if err == nil && s.opts.Leases != nil {
-		err = cfg.CountsLeasedBy(s.opts.Config.Store)
+		err = errors.Join(cfg.CountsLeasedBy(s.opts.Config.Store), cfg.NotifiedLeasedBy(s.opts.Config.Store))
 	}
 	if err == nil { // judged by the store running, not the file's store section
 		err = cfg.AlgorithmsAgreeOn(s.opts.Config.Store)
