@@ -205,8 +205,9 @@ type Stats struct {
 //     least 1) per window; buckets hold ⌊B/n⌋ (at least 1) and refill at
 //     exactly Q/(n·W). A key the fallback meets for the first time since
 //     the primary's last answer on it starts from ⌊R/n⌋ if that answer
-//     (kept for up to Options.Remember keys, while its ResetAfter runs)
-//     said R remained: the local state is made to consume the difference,
+//     (kept for up to Options.Remember keys, while its ResetAfter runs;
+//     not a refusal for want of room or an Unavailable status, which tell
+//     nothing of the key's use) said R remained: the local state is made to consume the difference,
 //     once per answer, however full the ledger (below) is. A check that
 //     fits its shared limit but not this instance's share gets RetryAfter
 //     OpenFor (the primary may be back by then), not Never. Any other

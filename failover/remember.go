@@ -69,8 +69,11 @@ func (m *memo) put(checks []sluice.Check, out []sluice.Status, now time.Time) {
 		k := stateKey{c.Key, c.Limit.ID()}
 		s := &m.shards[m.shard(k)]
 		s.mu.Lock()
-		if st.ResetAfter <= 0 {
-			delete(s.m, k) // full: nothing to remember
+		if st.ResetAfter <= 0 || st.NoRoom || st.Unavailable {
+			// Full, or a status that tells nothing of the key's use (a
+			// refusal for want of room, a decision no store made):
+			// nothing to remember.
+			delete(s.m, k)
 		} else {
 			if s.m == nil {
 				s.m = make(map[stateKey]lastWord)
