@@ -179,7 +179,7 @@ func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLim
 			c := &d.Statuses[s.check]
 			refused, rem := p.occurrence(s, d, resp.OverallCode == rlsv3.RateLimitResponse_OK)
 			st.CurrentLimit = r.currentLimit(&parts.limits[i])
-			if !refused && !c.Unavailable {
+			if !refused && !c.Unavailable && !c.NoRoom {
 				st.LimitRemaining = uint32(min(rem, math.MaxUint32))
 			}
 			if (!refused || !r.quota) && (!c.Unavailable && !c.NoRoom || s.aligned) {
@@ -202,7 +202,10 @@ func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLim
 // them, are OK, each reporting what remained after it and the ones before
 // it, and the others OVER_LIMIT; in a refused request what is not over
 // reports what was left, uncharged. charged tells that the request was
-// admitted. Other algorithms give every one of them the check's status.
+// admitted. Other algorithms give every one of them the check's status, and
+// so does a check refused for want of room (sluice.Status.NoRoom), which
+// counted nothing: every descriptor sharing it is over, whatever its own
+// quantity.
 func (p *plan) occurrence(s slot, d *sluice.Decision, charged bool) (bool, int64) {
 	c := &d.Statuses[s.check]
 	if !p.refused(s, d) {
@@ -212,7 +215,7 @@ func (p *plan) occurrence(s slot, d *sluice.Decision, charged bool) (bool, int64
 		return false, c.Remaining + p.offset(s)
 	}
 	total := p.checks[s.check].Cost
-	if !s.rule.fixed || c.Allowed || s.check >= len(p.left) {
+	if !s.rule.fixed || c.Allowed || c.NoRoom || s.check >= len(p.left) {
 		return true, 0
 	}
 	if done, left := total-s.later, p.left[s.check]+p.offset(s); done <= left {

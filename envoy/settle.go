@@ -377,11 +377,13 @@ func (p *plan) recordHit(ctx context.Context, l *sluice.Limiter, s *slot, d, scr
 // that each descriptor is told apart against its own (see occurrence).
 // When even that one is spent, the count is taken to be that quantity;
 // on an error, past every one of them, and each descriptor is reported
-// over.
+// over. A check refused for want of room (sluice.Status.NoRoom) is not
+// read: nothing of the key's was kept, so a peek finds its window empty,
+// which tells nothing of its use, and its left stays 0.
 func (p *plan) readPast(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision) {
 	for k := range p.checks {
 		c := &p.checks[k]
-		if d.Statuses[k].Allowed || p.left[k] > 0 || c.Cost == 0 {
+		if st := &d.Statuses[k]; st.Allowed || st.NoRoom || p.left[k] > 0 || c.Cost == 0 {
 			continue
 		}
 		widest := c.Limit.Quantity()

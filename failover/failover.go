@@ -646,8 +646,11 @@ func (f *Store) counted(blamed []*node, reason error) {
 // applyLocal decides checks on the local store with each limit replaced by
 // this instance's share, each key met for the first time since the
 // primary's last word on it first brought down to its share of that word
-// (see seed). What it admits is owed to the primary unless the primary
-// decides the checks too (see owe).
+// (see seed). When the local store has no room to bring an enforcing
+// limit's key down, the call is refused for want of room, every check's
+// status a sluice.Status.NoRoom refusal, nothing counted. What it admits
+// is owed to the primary unless the primary decides the checks too (see
+// owe).
 func (f *Store) applyLocal(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
 	p := f.scratch.Get().(*[]sluice.Check)
 	shares := append((*p)[:0], checks...)
@@ -656,8 +659,14 @@ func (f *Store) applyLocal(ctx context.Context, checks []sluice.Check, out []slu
 			shares[i].Limit = f.share(shares[i].Limit)
 		}
 	}
-	err := f.seed(ctx, checks, shares)
-	if err == nil {
+	noRoom, refused, err := f.seed(ctx, checks, shares)
+	switch {
+	case err != nil:
+	case refused:
+		for i := range out {
+			out[i] = sluice.Status{ResetAfter: noRoom.ResetAfter, RetryAfter: noRoom.RetryAfter, NoRoom: true}
+		}
+	default:
 		err = f.local.Apply(ctx, shares, out)
 	}
 	clear(shares) // keep no keys alive in the pool

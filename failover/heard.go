@@ -34,6 +34,7 @@ func (f *Store) Heard(checks []sluice.Check, out []sluice.Status) {
 	f.memo.put(checks, out, now)
 	var take []sluice.Check
 	var target []int64
+	var of []int // of[j]: the index in checks of take[j]
 	for i := range checks {
 		c := &checks[i]
 		if !chargeable(c.Limit) || out[i].ResetAfter <= 0 {
@@ -49,11 +50,16 @@ func (f *Store) Heard(checks []sluice.Check, out []sluice.Status) {
 			share = f.share(share)
 		}
 		take = append(take, sluice.Check{Key: c.Key, Limit: share})
+		of = append(of, i)
 		target = append(target, max(min(out[i].Remaining/f.instances, share.Burst())-owed, 0))
 	}
 	if len(take) > 0 {
 		// The local store is in memory: its calls do not wait on ctx, and
-		// an error leaves the fallback as it was, deciding as before.
-		_ = f.lowerTo(context.Background(), take, target)
+		// an error leaves the fallback as it was, deciding as before. A
+		// state it could not lower (no room) is lowered by seed.
+		unwritten, _, _ := f.lowerTo(context.Background(), take, target)
+		for _, j := range unwritten {
+			f.memo.unstart(&checks[of[j]])
+		}
 	}
 }

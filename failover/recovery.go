@@ -20,7 +20,16 @@ import (
 // since its last word is kept with the word (see memo.start), not in the
 // ledger: a full ledger costs the charge-back of the units it cannot keep
 // account of, never the primary's last word.
-func (f *Store) seed(ctx context.Context, checks, shares []sluice.Check) error {
+//
+// A key whose state the local store has no room to keep (a memory store
+// under memory.WithMaxKeys full of states it may not evict) cannot be
+// brought down: its word is kept unstarted, to be started from once there
+// is room, so that the key never starts from more than its share of it.
+// When such a key's limit enforces, seed reports the refusal for want of
+// room (sluice.Status.NoRoom) that the call must be answered with, and
+// true: deciding the call would decide that key from its whole share, if
+// room came back meanwhile.
+func (f *Store) seed(ctx context.Context, checks, shares []sluice.Check) (sluice.Status, bool, error) {
 	var idx []int
 	var target []int64
 	now := f.now()
@@ -35,39 +44,70 @@ func (f *Store) seed(ctx context.Context, checks, shares []sluice.Check) error {
 		}
 	}
 	if len(idx) == 0 {
-		return nil
+		return sluice.Status{}, false, nil
 	}
 	take := make([]sluice.Check, len(idx))
 	for j, i := range idx {
 		take[j] = sluice.Check{Key: checks[i].Key, Limit: shares[i].Limit}
 	}
-	return f.lowerTo(ctx, take, target)
+	unwritten, noRoom, err := f.lowerTo(ctx, take, target)
+	refused := false
+	for _, j := range unwritten {
+		c := &checks[idx[j]]
+		f.memo.unstart(c)
+		refused = refused || !c.Limit.Shadow()
+	}
+	if err != nil || !refused || !noRoom.NoRoom {
+		return sluice.Status{}, false, err
+	}
+	return noRoom, true, nil
 }
 
 // lowerTo makes the local state of each check of take (a key with this
 // instance's share of its limit) that holds more than target[j] units
 // consume the difference: one peek of them all, then one call taking the
-// excess. take's costs are overwritten.
-func (f *Store) lowerTo(ctx context.Context, take []sluice.Check, target []int64) error {
+// excess. take's costs are overwritten. It returns the indexes in take of
+// the states it was to lower and did not: every one of them when the
+// store refused the call taking the excess, which then changed nothing,
+// else those it had no room to keep (a shadow check's, whose refusal does
+// not refuse the call); and, when the store refused any of them for want
+// of room, its refusal with the longest RetryAfter.
+func (f *Store) lowerTo(ctx context.Context, take []sluice.Check, target []int64) ([]int, sluice.Status, error) {
 	st := make([]sluice.Status, len(take))
 	for j := range take {
 		take[j].Cost = 0
 	}
 	if err := f.local.Apply(ctx, take, st); err != nil { // peek
-		return err
+		return nil, sluice.Status{}, err
 	}
+	var of []int // of[n]: the index in take of the nth check taken from
 	n := 0
 	for j := range take {
 		if extra := st[j].Remaining - target[j]; extra > 0 {
 			take[n] = take[j]
 			take[n].Cost = extra
+			of = append(of, j)
 			n++
 		}
 	}
 	if n == 0 {
-		return nil
+		return nil, sluice.Status{}, nil
 	}
-	return f.local.Apply(ctx, take[:n], st[:n])
+	if err := f.local.Apply(ctx, take[:n], st[:n]); err != nil {
+		return nil, sluice.Status{}, err
+	}
+	all := !admitted(take[:n], st[:n])
+	var unwritten []int
+	var noRoom sluice.Status
+	for k := range n {
+		if s := &st[k]; all || s.NoRoom {
+			unwritten = append(unwritten, of[k])
+			if s.NoRoom && (!noRoom.NoRoom || s.RetryAfter > noRoom.RetryAfter) {
+				noRoom = *s
+			}
+		}
+	}
+	return unwritten, noRoom, nil
 }
 
 // settle charges the primary with what this instance admitted locally on

@@ -115,6 +115,21 @@ func (m *memo) start(c *sluice.Check, now time.Time) (lastWord, bool) {
 	return u, true
 }
 
+// unstart records that no fallback has started from the last word on c's
+// key and limit, if one is kept: one that start returned and that the
+// fallback could not start from (the local store had no room for the
+// key's state), to be started from by the next call that meets the key.
+func (m *memo) unstart(c *sluice.Check) {
+	k := stateKey{c.Key, c.Limit.ID()}
+	s := &m.shards[m.shard(k)]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w, ok := s.m[k]; ok && w.started {
+		w.started = false
+		s.m[k] = w
+	}
+}
+
 // under returns w as said of limit, a limit under w's limit's ID, so of
 // the same state, with perhaps other parameters (a reload changed them):
 // the primary reads that state under limit's, as every store reads a

@@ -338,8 +338,9 @@ var ErrNoPenalty = errors.New("httplimit: no penalty box is configured (Options.
 // Penalty.For, or until its "penalty" state is reset. It returns how long
 // the box holds the client: Penalty.For, or the time left when it was in
 // the box already. When no store decided the box (a failover's deny or
-// allow while its store cannot be reached), nothing was written: the
-// client is not boxed, and the error wraps sluice.ErrStoreUnavailable.
+// allow while its store cannot be reached), or the store had no room to
+// keep it (sluice.Status.NoRoom), nothing was written: the client is not
+// boxed, and the error wraps sluice.ErrStoreUnavailable.
 func (m *Middleware) Penalize(ctx context.Context, subject string) (time.Duration, error) {
 	if m.penalty == nil {
 		return 0, ErrNoPenalty
@@ -359,6 +360,10 @@ func (m *Middleware) Penalize(ctx context.Context, subject string) (time.Duratio
 	st := d.Statuses[0]
 	if st.Unavailable {
 		return 0, fmt.Errorf("httplimit: %q not put in the penalty box: the store could not decide, and nothing was written: %w", subject, sluice.ErrStoreUnavailable)
+	}
+	if st.NoRoom {
+		return 0, fmt.Errorf("httplimit: %q not put in the penalty box: the store had no room for its state, and nothing was written (room may be found in %v): %w",
+			subject, st.RetryAfter, sluice.ErrStoreUnavailable)
 	}
 	m.penalty.remember(key, sent, m.timeNow(), st.ResetAfter)
 	return st.ResetAfter, nil

@@ -223,7 +223,10 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 // has no limit of its name, or one of a larger burst, or of a larger
 // quantity in a window no longer. A refusal by a rule's limit or a global
 // limit, which an upgrade does not raise, has none, even beside a plan's
-// limit that it raises.
+// limit that it raises; so has a refusal of a limit whose status measures
+// no use (see unmeasured): one refused for want of room in the store
+// (sluice.Status.NoRoom), which a client of any plan would meet alike, or
+// one no store decided.
 func (m *Middleware) upgradeFor(res *Result, l sluice.Limit) *Upgrade {
 	u := res.Identity.Plan.Upgrade
 	if u == nil || m.policy == nil {
@@ -241,7 +244,7 @@ func (m *Middleware) upgradeFor(res *Result, l sluice.Limit) *Upgrade {
 		return u
 	}
 	for i := range res.Checks {
-		if c := &res.Checks[i]; !d.Statuses[i].Allowed && !c.Limit.Shadow() && !m.raises(res, up, c.Limit) {
+		if st, c := &d.Statuses[i], &res.Checks[i]; !st.Allowed && !c.Limit.Shadow() && (unmeasured(st) || !m.raises(res, up, c.Limit)) {
 			return nil
 		}
 	}
