@@ -79,16 +79,22 @@ type keyPart struct {
 // pathReadings are the readings of one request's cleaned path that rules
 // match (see rule.matches): p, decoded; escaped, when the path has
 // escapes, as ServeMux reads it; plain, when p has path parameters, p
-// without them (see withoutParams); and, once a rule asks for them, p and
-// plain in lower case, and escaped in lower case when it puts the path's
-// segments otherwise (le; else its segments are p's). plainApart and
-// escapedApart: plain, escaped, puts the path's segments otherwise than
-// p (see plainApart, escapedApart).
+// without them (see withoutParams); slashed, when p has a backslash, p
+// with its backslashes as slashes (see withoutBackslashes), and
+// slashedPlain, when that has path parameters, it without them; and, once
+// a rule asks for them, p, plain, slashed and slashedPlain in lower case,
+// and escaped in lower case when it puts the path's segments otherwise
+// (le; else its segments are p's). plainApart and escapedApart: plain,
+// escaped, puts the path's segments otherwise than p (see plainApart,
+// escapedApart). slashed puts them otherwise always: its readings are
+// weighed apart from p's (see alt.matches).
 type pathReadings struct {
 	p, escaped, plain        string
 	plainApart, escapedApart bool
+	slashed, slashedPlain    string
 	lowered                  bool
 	lp, le, lplain           string
+	ls, lsPlain              string
 }
 
 // newPathReadings returns the readings of the cleaned decoded path p of a
@@ -102,17 +108,25 @@ func newPathReadings(r *http.Request, p string) pathReadings {
 	if plain := withoutParams(p); plain != p {
 		rd.plain, rd.plainApart = plain, plainApart(p)
 	}
+	if s := withoutBackslashes(p); s != p {
+		rd.slashed = s
+		if plain := withoutParams(s); plain != s {
+			rd.slashedPlain = plain
+		}
+	}
 	return rd
 }
 
 // lower returns p, escaped when it puts the path's segments otherwise
-// ("" else) and plain in lower case, lowering them once per request.
+// ("" else) and plain in lower case; it lowers them, slashed and
+// slashedPlain once per request.
 func (rd *pathReadings) lower() (lp, le, lplain string) {
 	if !rd.lowered {
 		rd.lp, rd.lplain, rd.lowered = strings.ToLower(rd.p), strings.ToLower(rd.plain), true
 		if rd.escapedApart {
 			rd.le = strings.ToLower(rd.escaped)
 		}
+		rd.ls, rd.lsPlain = strings.ToLower(rd.slashed), strings.ToLower(rd.slashedPlain)
 	}
 	return rd.lp, rd.le, rd.lplain
 }
@@ -146,9 +160,11 @@ func (ru *rule) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, b
 // alt.leftOut). The decoded reading is tried first, then the escaped one,
 // then each without a trailing slash (see unslashed), then plain, with
 // and without its trailing slash, then the decoded ones without a format
-// suffix (see matchesUnformatted); last, the decoded ones in lower case,
-// and the escaped one where it puts the segments otherwise (see
-// alt.lower).
+// suffix (see matchesUnformatted); then slashed and slashedPlain so,
+// under exceptions of their own (see alt.slashedLeftOut); last, the
+// decoded ones in lower case, and the escaped one where it puts the
+// segments otherwise (see alt.lower), then slashed and slashedPlain in
+// lower case.
 func (a *alt) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, bool) {
 	if len(a.methods) > 0 && !methodMatches(a.methods, r.Method) {
 		return 0, false
@@ -162,14 +178,58 @@ func (a *alt) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, boo
 		}
 	}
 	lo := a.leftOut(r, rd)
-	if pat, ok := a.matchesReadings(rd.p, rd.escaped, rd.plain, 0, &lo, m); ok || a.lower == nil {
+	if pat, ok := a.matchesReadings(rd.p, rd.escaped, rd.plain, 0, &lo, m); ok {
 		return pat, ok
 	}
-	lp, le, lplain, ok := a.lowered(rd)
-	if !ok {
+	var los leftOut
+	if rd.slashed != "" {
+		los = a.slashedLeftOut(r, rd)
+		if pat, ok := a.matchesReadings(rd.slashed, "", rd.slashedPlain, 0, &los, m); ok {
+			return pat, ok
+		}
+	}
+	if a.lower == nil {
 		return 0, false
 	}
-	return a.lower.matchesReadings(lp, le, lplain, readLowered, &lo, m)
+	if lp, le, lplain, ok := a.lowered(rd); ok {
+		if pat, ok := a.lower.matchesReadings(lp, le, lplain, readLowered, &lo, m); ok {
+			return pat, ok
+		}
+	}
+	if ls, lsPlain, ok := a.loweredSlashed(rd); ok {
+		return a.lower.matchesReadings(ls, "", lsPlain, readLowered, &los, m)
+	}
+	return 0, false
+}
+
+// slashedLeftOut is leftOut for the readings of rd.slashed (see
+// alt.leftOut), which are weighed apart from p's: as a reading that puts
+// the path's segments otherwise, an exception of slashed or slashedPlain
+// leaves out that reading and its own respellings alone, and one of p's
+// readings none of them, so that no client moves a request out of a rule
+// or into one by writing a slash as a backslash. rd has a slashed
+// reading.
+func (a *alt) slashedLeftOut(r *http.Request, rd *pathReadings) leftOut {
+	if !a.exceptions {
+		return leftOut{}
+	}
+	hit := a.hits(r, rd.slashed, rd.slashedPlain, 0)
+	if ls, lsPlain, ok := a.loweredSlashed(rd); ok {
+		hit |= a.lower.hits(r, ls, lsPlain, readLowered)
+	}
+	return leftOut{decoded: respelled(hit, plainApart(rd.slashed))}
+}
+
+// loweredSlashed returns rd's slashed and slashedPlain in lower case, and
+// whether the alternative's patterns in lower case are to be tried on
+// them (see alt.lowered): rd has a slashed reading, and they or the
+// patterns differ from those in their own case.
+func (a *alt) loweredSlashed(rd *pathReadings) (ls, lsPlain string, ok bool) {
+	if rd.slashed == "" || a.lower == nil {
+		return "", "", false
+	}
+	rd.lower()
+	return rd.ls, rd.lsPlain, rd.ls != rd.slashed || rd.lsPlain != rd.slashedPlain || a.upperLits
 }
 
 // lowered returns rd's readings in lower case, p, escaped ("" unless it
@@ -245,6 +305,10 @@ func (a *alt) matchesUnformatted(b string, m *pathMatch) (int, bool) {
 // withoutParams is routes.WithoutParams: /v1/login;jsessionid=1 and
 // /v1/x/..;/login are /v1/login to Tomcat, Jetty and Spring.
 func withoutParams(p string) string { return routes.WithoutParams(p) }
+
+// withoutBackslashes is routes.WithoutBackslashes: IIS (http.sys) routes
+// /api\generate and /public/..\api/generate as /api/generate.
+func withoutBackslashes(p string) string { return routes.WithoutBackslashes(p) }
 
 // unslashed is routes.Unslashed: a client adding a slash to a path escapes
 // no rule of it.

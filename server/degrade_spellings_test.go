@@ -9,7 +9,8 @@ import (
 // expensive endpoint) that upstreams serve as that endpoint: Django folds
 // a method's case, Express (not strict), Rails and ASP.NET Core drop a
 // trailing slash, Tomcat, Jetty and Spring drop path parameters (and
-// resolve "..;" then), Express and ASP.NET Core ignore the path's case.
+// resolve "..;" then), Express and ASP.NET Core ignore the path's case,
+// IIS reads a backslash (%5C) as a slash.
 // methodCase: the spelling changes the method's case, which forward-auth
 // and the decision API refuse to describe (400) rather than decide.
 var expensiveSpellings = []struct {
@@ -24,6 +25,8 @@ var expensiveSpellings = []struct {
 	{"POST", "/API/Generate", false},
 	{"POST", "/API/Generate/", false},
 	{"POST", "/Api/Generate;v=2", false},
+	{"POST", "/api%5Cgenerate", false},
+	{"POST", "/x/..%5Capi%5Cgenerate", false},
 }
 
 // A client respelling an expensive endpoint is shed at level 1 as the

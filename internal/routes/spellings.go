@@ -15,7 +15,11 @@ import (
 // (Unformatted); Express (by default) and ASP.NET Core in any case;
 // Django with a method in any case. What refuses or charges
 // an endpoint counts them all (Spellings, MatchesAny), so that no client escapes it
-// by respelling.
+// by respelling. Some read a path's segments otherwise: IIS (http.sys,
+// and ASP.NET on it) takes a backslash for a slash (WithoutBackslashes),
+// so that /public/..\api is /api there; a path is read that way too, and
+// what excepts a request from a refusal must hold under that reading as
+// well (MatchesAsWritten).
 
 // WithoutParams returns the cleaned path p without its segments' path
 // parameters (";" and what follows it in a segment), cleaned again, as
@@ -32,6 +36,37 @@ func WithoutParams(p string) string {
 		b = append(append(b, '/'), seg...)
 	}
 	return CleanPath(string(b))
+}
+
+// WithoutBackslashes returns the cleaned path p with each backslash ("\",
+// written so or as "%5C") a slash, cleaned again, as IIS's http.sys routes
+// it, and ASP.NET, URL Rewrite and ARR on IIS: /api\generate and
+// /public/..\api/generate are /api/generate. It is p itself, allocating
+// nothing, when p has none.
+func WithoutBackslashes(p string) string {
+	if strings.IndexByte(p, '\\') < 0 {
+		return p
+	}
+	return CleanPath(strings.ReplaceAll(p, `\`, "/"))
+}
+
+// readings returns the readings of the cleaned decoded path p that
+// upstreams route: p; p without its path parameters (see WithoutParams);
+// p with its backslashes as slashes (see WithoutBackslashes); and that
+// without its path parameters, as Tomcat with allowBackslash routes it.
+// A reading that is an earlier one is "". It allocates nothing for a
+// path without ";" or "\".
+func readings(p string) [4]string {
+	rs := [4]string{p, WithoutParams(p)}
+	if bs := WithoutBackslashes(p); bs != p {
+		rs[2], rs[3] = bs, WithoutParams(bs)
+	}
+	for i := 1; i < len(rs); i++ {
+		if slices.Contains(rs[:i], rs[i]) {
+			rs[i] = ""
+		}
+	}
+	return rs
 }
 
 // Unslashed returns the cleaned path p without its trailing slash, and
@@ -134,10 +169,12 @@ func (m *Mux) MatchesAny(r *http.Request) bool {
 // same request, the pattern it matches as first handed to Handle, or ""
 // when it matches none: what charges a request, so that no spelling of it
 // costs less than another. The spellings are r's path as ServeMux reads
-// it and decoded (see Decoded), each without a trailing slash (see
-// Unslashed), without path parameters (see WithoutParams), and in lower
-// case against the patterns' paths in lower case, where each pattern
-// whose path is that in lower case is yielded; r's method in any case. A
+// it and decoded (see Decoded); the decoded path without path parameters
+// (see WithoutParams), and with its backslashes as slashes, with and
+// without path parameters (see WithoutBackslashes); each without a
+// trailing slash (see Unslashed), and in lower case against the
+// patterns' paths in lower case, where each pattern whose path is that in
+// lower case is yielded; r's method in any case. A
 // spelling that is another's is not read again, so a request spelled as
 // ServeMux routes it, its path clean and in lower case beside patterns in
 // lower case, is read once. Last, the decoded spellings without a trailing
@@ -172,11 +209,10 @@ func (m *Mux) spellings(r *http.Request, yield func(string) bool) bool {
 	if d := Decoded(r); d != nil && !yield(m.Pattern(d)) {
 		return false
 	}
-	p := CleanPath(r.URL.Path)
-	plain := WithoutParams(p)
-	for i, rp := range [...]string{p, plain} {
-		if i > 0 && rp == p {
-			break // no parameters: p again
+	rs := readings(CleanPath(r.URL.Path))
+	for i, rp := range rs {
+		if rp == "" {
+			continue // an earlier reading again
 		}
 		if i > 0 && !yield(m.Pattern(withPath(r, rp))) {
 			return false
@@ -195,18 +231,18 @@ func (m *Mux) spellings(r *http.Request, yield func(string) bool) bool {
 			return false
 		}
 	}
-	return m.unformattedSpellings(r, p, plain, yield)
+	return m.unformattedSpellings(r, &rs, yield)
 }
 
-// unformattedSpellings is spellings' last step, for r's decoded and
-// cleaned path p and p without its path parameters plain: each, without a
-// trailing slash, without its format suffix (see Unformatted), in its case
-// and in lower case, yielding only the patterns that the suffix steps off
-// (see stepsOff). It returns false when yield did.
-func (m *Mux) unformattedSpellings(r *http.Request, p, plain string, yield func(string) bool) bool {
-	for i, rp := range [...]string{p, plain} {
-		if i > 0 && rp == p {
-			break // no parameters: p again
+// unformattedSpellings is spellings' last step, for the readings rs of
+// r's decoded and cleaned path (see readings): each, without a trailing
+// slash, without its format suffix (see Unformatted), in its case and in
+// lower case, yielding only the patterns that the suffix steps off (see
+// stepsOff). It returns false when yield did.
+func (m *Mux) unformattedSpellings(r *http.Request, rs *[4]string, yield func(string) bool) bool {
+	for _, rp := range rs {
+		if rp == "" {
+			continue // an earlier reading again
 		}
 		if u, ok := Unslashed(rp); ok {
 			rp = u
@@ -274,15 +310,18 @@ func (m *Mux) lowerMatches(r *http.Request, yield func(string) bool) bool {
 
 // MatchesAsWritten reports whether r matches a pattern under every reading
 // of its path that an upstream may route elsewhere: both of MatchesAll's,
-// and the decoded path without its path parameters (see WithoutParams),
-// as Tomcat, Jetty and Spring route /health/..;/admin as /admin. What
+// the decoded path without its path parameters (see WithoutParams), as
+// Tomcat, Jetty and Spring route /health/..;/admin as /admin, and with its
+// backslashes as slashes, with and without path parameters (see
+// WithoutBackslashes), as IIS routes /health/..\admin as /admin. What
 // excepts a request from a refusal: a spelling that is not the pattern's
 // as written (/health/, /Health, get /health for "GET /health") loses the
 // exception, and none gains it.
 //
-// Nor does a subtree's root written without its slash (/static for
-// "GET /static/"), which ServeMux matches only by redirecting it to the
-// subtree: an upstream may serve it as another endpoint.
+// Nor does a subtree's root written without its slash under any of them
+// (/static, /static/x/..;, /static/x\.. for "GET /static/"), which
+// ServeMux matches only by redirecting it to the subtree: an upstream may
+// serve it as another endpoint.
 func (m *Mux) MatchesAsWritten(r *http.Request) bool {
 	if !m.MatchesAll(r) {
 		return false
@@ -291,8 +330,16 @@ func (m *Mux) MatchesAsWritten(r *http.Request) bool {
 	if redirected(m.Pattern(r), p) {
 		return false
 	}
-	plain := WithoutParams(p)
-	return plain == p || m.Pattern(withPath(r, plain)) != ""
+	rs := readings(p)
+	for _, rp := range rs[1:] {
+		if rp == "" {
+			continue // an earlier reading again
+		}
+		if pat := m.Pattern(withPath(r, rp)); pat == "" || redirected(pat, rp) {
+			return false
+		}
+	}
+	return true
 }
 
 // redirected reports whether pattern matched the cleaned path p only by
