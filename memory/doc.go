@@ -18,7 +18,11 @@
 // A state expires when the limit that wrote it has it back at full quota
 // (in whole seconds, rounded up), and Store.Sweep forgets it then; until
 // it does, every call, refund, release and Reset reads it as absent, as a
-// Redis key past its TTL is. A call refused (by the state's own
+// Redis key past its TTL is. Such a state that still counted something
+// is noted as an evicted one is when the store forgets it or a call reads
+// it as absent: a receipt given before it expired, under a limit of the
+// same ID with a longer window, is not refunded into the state its key
+// builds since (see Store.Refund). A call refused (by the state's own
 // check, or by another enforcing check of the call) writes no state, yet
 // moves the expiry of each state it read to when the limit that checked it
 // has it back at full quota, if that is later: a limit reloaded with a

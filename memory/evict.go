@@ -142,19 +142,15 @@ func (sh *shard) evict(s *Store, now int64, protect guard) (room, int64) {
 	}
 	h := a.keyAt(v.base)
 	if v.side >= 0 {
-		if v.r.class != classFull {
-			ss := &sh.side[h][v.side]
-			log := ss.state()
-			sh.noteEvicted(h, s.limits.of(ss.ref), &log, max(now, s.clock.notBefore()))
-		}
+		ss := &sh.side[h][v.side]
+		log := ss.state()
+		sh.noteFreed(s, h, s.limits.of(ss.ref), &log, v.r, now)
 		sh.dropSide(h, v.side)
 	} else {
 		lr := s.limits.of(uint32(a.w[v.slot] >> metaRefPos))
-		if v.r.class != classFull {
-			var st sluice.State
-			a.read(lr.kind, v.slot, &st)
-			sh.noteEvicted(h, lr, &st, max(now, s.clock.notBefore()))
-		}
+		var st sluice.State
+		a.read(lr.kind, v.slot, &st)
+		sh.noteFreed(s, h, lr, &st, v.r, now)
 		a.clear(lr.kind, v.slot)
 	}
 	sh.keys--
@@ -172,6 +168,18 @@ func (sh *shard) evict(s *Store, now int64, protect guard) (room, int64) {
 		}
 	}
 	return roomMade, 0
+}
+
+// noteFreed notes the eviction at now of h's state of lr, st, ranked r:
+// one back at full quota as an expired state (see noteExpired), which
+// may still count a receipt given under a limit of its ID with a longer
+// window, any other as evicted (see noteEvicted). The caller holds sh.mu.
+func (sh *shard) noteFreed(s *Store, h hash, lr *limitRef, st *sluice.State, r rank, now int64) {
+	if r.class == classFull {
+		sh.noteExpired(h, lr, st, r.exp, now)
+		return
+	}
+	sh.noteEvicted(h, lr, st, max(now, s.clock.notBefore()))
 }
 
 // makeRoom makes the shard able to take n more units within the bound

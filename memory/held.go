@@ -137,11 +137,17 @@ func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, sc *scratc
 	for i := range checks {
 		held[i].lr.noteMode(&checks[i].Limit, now)
 	}
-	readHeld(held, states, s.liveAfter(now))
+	if !readHeld(held, states, s.liveAfter(now)) {
+		releaseHeld(held, order)
+		return 0, false
+	}
 	changed, err := sluice.DecideBatch(checks, states, now, out)
 	if err == nil && lagged && refused(out) {
 		now = s.clock.exact()
-		readHeld(held, states, s.liveAfter(now))
+		if !readHeld(held, states, s.liveAfter(now)) {
+			releaseHeld(held, order)
+			return 0, false
+		}
 		changed, err = sluice.DecideBatch(checks, states, now, out)
 	}
 	if err != nil {
@@ -169,15 +175,26 @@ func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, sc *scratc
 
 // readHeld reads the states of held, whose entries the caller holds: a
 // state whose expiry (see expSecs) is not after after (see
-// Store.liveAfter) is read as a fresh one, and marked gone.
-func readHeld(held []heldCheck, states []sluice.State, after int64) {
+// Store.liveAfter) is read as a fresh one, and marked gone. It reports
+// false when such a state still counts something and its expiry is to be
+// noted (see shard.noteExpired), under the shard's mutex, before a state
+// built since can give a receipt: the call is then decided by
+// applyLocked, which notes it and leaves it counting nothing (see
+// shard.clearExpired) if it does not write it, so a key's call takes the
+// mutex once per such expiry.
+func readHeld(held []heldCheck, states []sluice.State, after int64) bool {
 	for i := range held {
 		h := &held[i]
 		states[i] = sluice.State{}
-		if h.gone = secsExpiry(h.a.slotSecs(h.slot)) <= after; !h.gone {
-			h.a.read(h.kind, h.slot, &states[i])
+		h.a.read(h.kind, h.slot, &states[i])
+		if h.gone = secsExpiry(h.a.slotSecs(h.slot)) <= after; h.gone {
+			if (states[i].A != 0 || states[i].B != 0) && expiryNoted(h.lr) {
+				return false
+			}
+			states[i] = sluice.State{}
 		}
 	}
+	return true
 }
 
 // insertInOrder adds i to order, indexes of checks on distinct keys sorted

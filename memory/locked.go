@@ -121,10 +121,16 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 	var grownBuf [8]int
 	grown := grownBuf[:0]
 	for i := range checks {
-		if !lc[i].held || !changed {
+		if !lc[i].held {
 			continue
 		}
 		sh := &s.shards[idx[i]]
+		if !changed {
+			if !lc[i].live {
+				sh.clearExpired(lc[i].p, lc[i].lr) // noted by loadAll
+			}
+			continue
+		}
 		grow := true
 		if len(states[i].Log) > 0 && !sameArray(lc[i].log, states[i].Log) {
 			if g := sh.growth(s, lc[i].p, hashes[i], lc[i].lr, &states[i]); checks[i].Limit.Shadow() && g > 0 && sh.used()+g > s.perShard {
@@ -190,15 +196,26 @@ func (s *Store) locateAll(hashes []hash, idx []uint32, lc []lockedCheck) {
 // it and its expiry (see expSecs) is after after (see Store.liveAfter),
 // else a fresh state: for a concurrency limit reset lately, one seeded
 // with the reset's time, which unseedAll takes out after the decision
-// (see shard.seedLeases).
+// (see shard.seedLeases). A state held past its expiry that still counted
+// something is noted as expired (see shard.noteExpired) before the fresh
+// one is seeded: the decision overwrites it, or applyLocked clears it.
 func (s *Store) loadAll(hashes []hash, idx []uint32, lc []lockedCheck, states []sluice.State, after int64) {
 	for i := range lc {
 		c, sh := &lc[i], &s.shards[idx[i]]
 		states[i] = sluice.State{}
-		c.live = c.held && sh.expiryAt(c.p, hashes[i], c.lr) > after
+		var exp int64
+		if c.held {
+			exp = sh.expiryAt(c.p, hashes[i], c.lr)
+		}
+		c.live = c.held && exp > after
 		if c.live {
 			sh.load(s, c.p, hashes[i], c.lr, &states[i])
 		} else {
+			if c.held {
+				sh.load(s, c.p, hashes[i], c.lr, &states[i])
+				sh.noteExpired(hashes[i], c.lr, &states[i], exp, after)
+				states[i] = sluice.State{}
+			}
 			sh.seedLeases(hashes[i], c.lr, &states[i])
 		}
 		c.log, c.seeded = states[i].Log, !c.live && len(states[i].Log) > 0

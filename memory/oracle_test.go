@@ -16,7 +16,10 @@ import (
 // forward, and whose callers refund charges and release leases, decides
 // every call as sluice.DecideBatch does on a map of states, where a call,
 // a refund or a release reads a state past its expiry as absent, whether
-// or not a sweep has run since.
+// or not a sweep has run since, and a refund leaves alone a state built
+// after one that expired still counting something (a clock stepped back
+// reaches it): one that a call meets or the sweep forgets past its expiry
+// is noted at the µs before it, for two windows and a second.
 func TestPropertyStoreIsDecideBatchOnAMap(t *testing.T) {
 	limits := []sluice.Limit{
 		sluice.GCRA(5, time.Second).Named("a"),
@@ -46,6 +49,33 @@ func TestPropertyStoreIsDecideBatchOnAMap(t *testing.T) {
 			exp := now + int64(reset/time.Microsecond)
 			expiry[k] = max((exp+999_999)/1_000_000, 0) * 1_000_000
 		}
+		// notes are the expiries of states that still counted something,
+		// met by a call or swept (see noteExpired), as the store keeps them.
+		type note struct{ at, until int64 }
+		notes := map[sk]note{}
+		noteExpired := func(k sk, l sluice.Limit) {
+			st, exp := states[k], expiry[k]
+			if st.A == 0 && st.B == 0 && len(st.Log) == 0 {
+				return
+			}
+			w, sec := int64(l.Window()/time.Microsecond), int64(time.Second/time.Microsecond)
+			var life int64
+			switch l.Algorithm() {
+			case sluice.AlgorithmFixedWindow, sluice.AlgorithmSlidingCounter:
+				life = 2*w + sec
+			case sluice.AlgorithmSlidingLog:
+				life = w + sec
+			default:
+				return
+			}
+			at, until := exp-1, exp-1+life
+			if r, ok := notes[k]; ok && r.until > at {
+				at = max(at, r.at)
+				until = max(at+life, r.until)
+			}
+			notes[k] = note{at, until}
+		}
+		limitOf := map[sk]sluice.Limit{}
 		ctx := context.Background()
 		type receipt struct {
 			c       sluice.Check
@@ -74,7 +104,16 @@ func TestPropertyStoreIsDecideBatchOnAMap(t *testing.T) {
 				r := receipts[i]
 				receipts = append(receipts[:i], receipts[i+1:]...)
 				k := sk{r.c.Key, r.c.Limit.ID(), r.c.Limit.Algorithm()}
-				if st := states[k]; live(k) {
+				// A receipt from before a noted expiry: the state since
+				// never counted it. A refund reaching a state drops a
+				// note that has lapsed, as the store does.
+				nt, noted := notes[k]
+				if noted && live(k) && nt.until <= now {
+					delete(notes, k)
+					noted = false
+				}
+				before := noted && r.lease == 0 && r.charged <= nt.at
+				if st := states[k]; live(k) && !before {
 					if r.lease != 0 {
 						states[k] = r.c.Limit.Release(st, r.lease, r.c.Cost)
 					} else {
@@ -114,6 +153,13 @@ func TestPropertyStoreIsDecideBatchOnAMap(t *testing.T) {
 				checks = append(checks, sluice.Check{Key: key, Limit: l, Cost: rapid.Int64Range(0, 3).Draw(t, "cost")})
 			}
 			n = len(checks)
+			for _, c := range checks {
+				k := sk{c.Key, c.Limit.ID(), c.Limit.Algorithm()}
+				if exp, ok := expiry[k]; ok && exp <= now {
+					noteExpired(k, limitOf[k])
+				}
+				limitOf[k] = c.Limit
+			}
 			want := make([]sluice.Status, n)
 			st := make([]sluice.State, n)
 			for i, c := range checks {
@@ -158,6 +204,7 @@ func TestPropertyStoreIsDecideBatchOnAMap(t *testing.T) {
 			store.Sweep()
 			for k, exp := range expiry {
 				if exp <= now {
+					noteExpired(k, limitOf[k])
 					delete(states, k)
 					delete(expiry, k)
 				}

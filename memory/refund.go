@@ -18,16 +18,19 @@ import (
 // into the state it counts since (see Reset), nor one given at or before
 // an eviction of a state that still counted something (the eviction is
 // noted as a reset is, at a time no earlier than any receipt the state
-// gave), as the Redis store leaves a
-// state created after the receipt alone. Evictions are remembered with
-// the resets (for two windows and a second; a sliding log's, for one),
-// in the same bound of 256 per shard, never pushing out a Reset's note:
-// past it, a receipt from before an older eviction may be refunded into
+// gave), nor one given before the expiry of such a state that the store
+// forgot or read as absent since (under a limit of the same ID with a
+// longer window, it may have counted the receipt: its expiry is noted as
+// an eviction, at the µs before it), as the Redis store leaves a state
+// created after the receipt alone. Evictions and expiries are remembered
+// with the resets (for two windows and a second, of the longest among
+// the limit's parameter sets; a sliding log's, for one), in the same
+// bound of 256 per shard, never pushing out a Reset's note: past it, a
+// receipt from before an older eviction or expiry may be refunded into
 // its key's fresh count, never below zero. ctx is not consulted (see
-// Store). It
-// fails when charged is not as long as checks, and when a check to refund
-// has a limit that cannot be decided (Limit.Err), with an error wrapping
-// sluice.ErrInvalidCheck, and then refunds nothing.
+// Store). It fails when charged is not as long as checks, and when a
+// check to refund has a limit that cannot be decided (Limit.Err), with an
+// error wrapping sluice.ErrInvalidCheck, and then refunds nothing.
 func (s *Store) Refund(_ context.Context, checks []sluice.Check, charged []int64) error {
 	if s.zero() {
 		return errZero()

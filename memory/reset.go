@@ -72,7 +72,7 @@ func (s *Store) Reset(key string, limits []sluice.Limit) int {
 		if held {
 			exp = sh.expiryAt(p, h, lr)
 		}
-		live := exp > s.liveAfter(at) // else read as fresh, as a decision would
+		live := held && exp > s.liveAfter(at) // else none, or read as fresh, as a decision would
 		if live && lr.key.alg == sluice.AlgorithmConcurrency {
 			if newest, ok := sh.newestLease(h, lr, p); ok {
 				at = max(at, newest)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/algo"
 )
 
 // maxResetsPerShard bounds the resets and evictions a shard remembers
@@ -167,15 +168,13 @@ func (sh *shard) noteUnseen(h hash, l *sluice.Limit, now int64) {
 // at or before it frees nothing, so that it never frees a lease of the
 // book its key builds since that carries the same stamp (see seedLeases).
 // now is no earlier than any receipt the state gave (the clock's
-// notBefore, as Reset's time); the eviction's time is that or, if later,
-// the newest entry of a log (a lease is stamped a µs after the one before,
-// maybe ahead of the clock). The note lasts for the longest window among
-// lr's limits, and is bounded apart from Resets' (see note): past the
-// bound, a receipt from before an older eviction may be refunded into its
-// key's fresh state. The rule evicts a lease book only once it is back at
-// full quota (see judge), with every lease expired: the leases taken since
-// are stamped after them, and that eviction needs no note. The caller
-// holds sh.mu.
+// notBefore, as Reset's time; see noteExpired for a state back at full
+// quota); the eviction's time is that or, if later, the newest entry of a
+// log (a lease is stamped a µs after the one before, maybe ahead of the
+// clock). The note lasts for the longest window among lr's limits, and is
+// bounded apart from Resets' (see note): past the bound, a receipt from
+// before an older eviction may be refunded into its key's fresh state.
+// The caller holds sh.mu.
 func (sh *shard) noteEvicted(h hash, lr *limitRef, st *sluice.State, now int64) {
 	if lr == nil || st.A == 0 && st.B == 0 && len(st.Log) == 0 {
 		return
@@ -196,6 +195,36 @@ func (sh *shard) noteEvicted(h hash, lr *limitRef, st *sluice.State, now int64) 
 		at = max(at, st.Log[n-1].At)
 	}
 	sh.note(resetID{h, lr.ref}, at, life, true)
+}
+
+// noteExpired is noteEvicted for h's state of lr, st, expiring at exp (µs
+// since sluice.Epoch), that the shard forgets or a decision at now reads
+// as a fresh one (see Store.liveAfter) while it still counted something:
+// swept, evicted or overwritten once back at full quota under the limit
+// that last wrote it, it may still count a receipt given under a limit of
+// the same ID with a longer window (another plan, a degradation level, a
+// reload), which the state its key builds since never counted, as the
+// Redis store leaves a state born after a receipt alone. The state gave
+// its receipts and leases before min(exp, now) (a charge leaves a state
+// expiring after it, and a later write, at a later time, no earlier than
+// that time): the note is at the µs before, so that a receipt of the
+// state built since, given at now or later, is refunded (while a clock
+// stepped back is below it, one given since is not, as after a Reset).
+// Only the states of the algorithms that take refunds are noted (see
+// expiryNoted): a lease book back at full quota has every lease it held
+// expired, and the leases taken since are stamped after them. The caller
+// holds sh.mu.
+func (sh *shard) noteExpired(h hash, lr *limitRef, st *sluice.State, exp, now int64) {
+	if expiryNoted(lr) {
+		sh.noteEvicted(h, lr, st, min(exp, now)-1)
+	}
+}
+
+// expiryNoted reports whether the expiry of a state of lr that still
+// counted something is noted (see noteExpired): whether lr's algorithm
+// takes refunds.
+func expiryNoted(lr *limitRef) bool {
+	return lr != nil && algo.Refundable(algo.Kind(lr.key.alg))
 }
 
 // resetAt returns when h's state of lr was last reset (or evicted), and

@@ -165,6 +165,19 @@ func (sh *shard) outlive(p place, h hash, lr *limitRef, exp int64) {
 	sh.arr.setSecs(p.base, sh.entrySecs(p.base, h))
 }
 
+// clearExpired makes h's state of lr at p, which the owner holds and a
+// call read past its expiry without writing it, count nothing, keeping
+// its expiry: a call holding only its key's entry (see Store.applyHeld)
+// then reads it as a fresh state again without noting it (see
+// shard.noteExpired), and the sweep forgets it. A state beside the array
+// is left as it is: only calls under the shard's mutex read it.
+func (sh *shard) clearExpired(p place, lr *limitRef) {
+	if p.slot == sideSlot {
+		return
+	}
+	sh.arr.write(lr.kind, p.slot, &sluice.State{}, sh.arr.slotSecs(p.slot))
+}
+
 // expiryAt returns the expiry of h's state of lr at p, which the owner
 // holds, in µs since the epoch (whole seconds, see expSecs).
 func (sh *shard) expiryAt(p place, h hash, lr *limitRef) int64 {
@@ -248,7 +261,8 @@ func (sh *shard) add(h hash, lr *limitRef, st *sluice.State, exp int64) {
 
 // forgetExpired forgets the states of h, whose entry at base the owner
 // holds, that are back at full quota at now, counts them as expired and
-// returns how many. It lowers the soonest expiry of the shard to what is
+// returns how many; it notes each that still counted something (see
+// noteExpired). It lowers the soonest expiry of the shard to what is
 // left.
 func (sh *shard) forgetExpired(s *Store, base int, h hash, now int64) int {
 	a := sh.arr
@@ -259,19 +273,28 @@ func (sh *shard) forgetExpired(s *Store, base int, h hash, now int64) int {
 		if m == 0 || uint32(m>>metaRefPos)&contBit != 0 {
 			continue
 		}
-		if exp := secsExpiry(m & secsMask); exp > now {
+		exp := secsExpiry(m & secsMask)
+		if exp > now {
 			sh.soonest = min(sh.soonest, exp)
 			continue
 		}
-		a.clear(s.limits.of(uint32(m>>metaRefPos)).kind, sl)
+		lr := s.limits.of(uint32(m >> metaRefPos))
+		var st sluice.State
+		a.read(lr.kind, sl, &st)
+		sh.noteExpired(h, lr, &st, exp, now)
+		a.clear(lr.kind, sl)
 		forgot++
 	}
 	for i := 0; i < len(sh.side[h]); {
-		if exp := secsExpiry(sh.side[h][i].secs); exp > now {
+		ss := &sh.side[h][i]
+		exp := secsExpiry(ss.secs)
+		if exp > now {
 			sh.soonest = min(sh.soonest, exp)
 			i++
 			continue
 		}
+		log := ss.state()
+		sh.noteExpired(h, s.limits.of(ss.ref), &log, exp, now)
 		sh.dropSide(h, i)
 		forgot++
 	}
