@@ -101,48 +101,45 @@ func (f *requestFacts) body() (data []byte, ok bool) {
 // (see jsonText: after a byte order mark, UTF-16 and UTF-32 decoded),
 // opens a JSON object (see opensObject), or may: one that body does not
 // read whole is read up to its first character but whitespace, at most
-// MaxKeyBody bytes, and may open one when that does not read or holds
-// whitespace alone.
+// MaxKeyBody bytes (see readOpening), and may open one when that does not
+// read or holds whitespace alone. One whose first character is another,
+// or a unit that does not decode (see openingOf), opens none.
 func (f *requestFacts) opensObjectAsSent() bool {
 	if data, ok := f.body(); ok {
-		return opensObject(jsonText(data, true))
+		return opensObject(jsonText(data))
 	}
 	b := &f.reqBody
 	if !b.openingDone {
 		b.openingDone = true
 		b.opening = f.readOpening()
 	}
-	opening := jsonText(b.opening, false)
-	return !opensValue(opening) || opensObject(opening)
+	o, _ := openingOf(b.opening, 0)
+	return o != openingOther
 }
 
 // readOpening reads r's body up to its first character but a byte order
-// mark or whitespace, as JSON text (see jsonText), and at least 4 bytes,
+// mark or whitespace, as JSON text (see openingOf), and at least 4 bytes,
 // which tell its coding, at most MaxKeyBody bytes, and returns what it
-// read; nil when that does not read. The handler still reads the whole body, as
-// body replays it.
+// read; nil when that does not read. Each byte read is looked at once,
+// however few bytes a Read returns. The handler still reads the whole
+// body, as body replays it.
 func (f *requestFacts) readOpening() []byte {
 	r := f.r
 	read := make([]byte, 0, 512)
 	var err error
-	for len(read) < MaxKeyBody && err == nil && (len(read) < 4 || !opensValue(jsonText(read, false))) {
+	for o, at := openingBlank, 0; len(read) < MaxKeyBody && err == nil && o == openingBlank; {
 		read = slices.Grow(read, 512)
 		var n int
 		n, err = r.Body.Read(read[len(read):cap(read)])
-		read = read[:len(read)+n]
+		if read = read[:len(read)+n]; len(read) >= 4 {
+			o, at = openingOf(read, at)
+		}
 	}
 	r.Body = replayedBody{Reader: io.MultiReader(bytes.NewReader(read), r.Body), Closer: r.Body}
 	if err != nil && err != io.EOF {
 		return nil
 	}
 	return read
-}
-
-// opensValue reports whether data holds a byte but the whitespace JSON
-// allows before a value and the start of a byte order mark.
-func opensValue(data []byte) bool {
-	data = bytes.TrimLeft(data, " \t\r\n")
-	return len(data) > 0 && !bytes.HasPrefix([]byte("\uFEFF"), data)
 }
 
 // content returns the content of r's body, decoded once as its
@@ -377,31 +374,38 @@ const maxFormParts = 1000
 // them reads as a file left out under its name alone: Go's Part.FormName
 // (of form-data parts alone; a part with a filename, or a filename*0
 // continuation that mime.ParseMediaType joins into one, is a file), and
-// the names Rack reads in the part's head (see partHeads, rack2PartName,
+// the names Rack reads in the part's head (see rack2PartName,
 // rack3PartName) whatever its disposition's type, a part without one named
 // by its Content-ID. A part they name differently is the field of each
 // name, so that values that differ under one make it ambiguous (see
 // fieldValues). It reports false, and no fields, for a body that does not
 // read to its final boundary (malformed or cut short, which PHP reads as
 // far as it goes) or has more than maxFormParts parts: a field may be in
-// what was not read.
+// what was not read; and for one whose parts Rack 2.2 or Rack 3 delimits
+// otherwise than mime/multipart, or fails (see goParts, rackParts): a
+// field may be in a part or a value one of them alone reads.
 func multipartFields(body []byte, boundary string) (url.Values, bool) {
+	raw := goParts(body, boundary)
+	for _, rack3 := range [...]bool{false, true} {
+		if parts, ok := rackParts(body, boundary, rack3); !ok || !sameParts(parts, raw) {
+			return nil, false
+		}
+	}
 	form := url.Values{}
-	heads := partHeads(body, boundary)
 	mr := multipart.NewReader(bytes.NewReader(body), boundary)
 	for parts := 0; ; parts++ {
 		p, err := mr.NextPart()
 		if err == io.EOF { // the final boundary; not wrapped, as a body cut short's is
-			return form, parts == len(heads)
+			return form, parts == len(raw)
 		}
-		if err != nil || parts == maxFormParts || parts == len(heads) {
+		if err != nil || parts == maxFormParts || parts == len(raw) {
 			return nil, false
 		}
 		var names [3]string
 		if p.FileName() == "" {
 			names[0] = p.FormName()
 		}
-		head := string(heads[parts])
+		head := string(raw[parts].head)
 		names[1], names[2] = rack2PartName(head), rack3PartName(head)
 		if names == [3]string{} {
 			continue

@@ -104,7 +104,7 @@ func (f *requestFacts) readJSON(rd bodyReading) bool {
 	typed := jsonType(f.r)
 	fs := f.reqBody.fields(rd)
 	body, ok := f.bodyOf(rd)
-	body = jsonText(body, true)
+	body = jsonText(body)
 	switch {
 	case !typed && !f.mayOpenObject(rd): // of another type, and no JSON object: no field
 	case !ok:
@@ -120,64 +120,28 @@ func (f *requestFacts) readJSON(rd bodyReading) bool {
 }
 
 // jsonText returns a JSON body as the UTF-8 text Python's json.loads
-// (so FastAPI and Flask) reads from its bytes, as its detect_encoding
-// tells their coding, and as Jackson detects it: after a UTF-8 byte order
-// mark (which Express, ASP.NET Core and Jackson skip too; encoding/json
-// refuses it), UTF-32 or UTF-16 after their marks, of either byte order,
-// and without a mark UTF-32 or UTF-16 by the zero bytes among its first
-// four (or its only two), as JSON text starts with an ASCII character: 00
-// 00 is UTF-32BE, 00 xx UTF-16BE, xx 00 00 00 UTF-32LE, xx 00 UTF-16LE.
-// Those are decoded, an unpaired surrogate (which json.loads passes) as
-// U+FFFD. A body of UTF-16 or UTF-32 that does not decode (a unit cut
-// short, a code point past U+10FFFF), which json.loads refuses, is
-// returned as sent. Of the opening of a body not read whole (whole false)
-// a unit or surrogate pair cut short at its end is left out.
-func jsonText(body []byte, whole bool) []byte {
-	unit, big, mark := 0, false, 0
-	switch b := body; {
-	case bytes.HasPrefix(b, []byte("\x00\x00\xFE\xFF")):
-		unit, big, mark = 4, true, 4
-	case bytes.HasPrefix(b, []byte("\xFF\xFE\x00\x00")):
-		unit, mark = 4, 4
-	case bytes.HasPrefix(b, []byte("\xFE\xFF")):
-		unit, big, mark = 2, true, 2
-	case bytes.HasPrefix(b, []byte("\xFF\xFE")):
-		unit, mark = 2, 2
-	case bytes.HasPrefix(b, []byte("\uFEFF")):
-		return b[3:]
-	case (len(b) >= 4 || len(b) == 2 && whole) && b[0] == 0:
-		unit, big = 2, true
-		if len(b) >= 4 && b[1] == 0 {
-			unit = 4
-		}
-	case (len(b) >= 4 || len(b) == 2 && whole) && b[1] == 0:
-		unit = 2
-		if len(b) >= 4 && b[2] == 0 && b[3] == 0 {
-			unit = 4
-		}
-	default:
-		return body
-	}
+// (so FastAPI and Flask) reads from its bytes, in the coding its first
+// bytes tell (see jsonCoding): after a UTF-8 byte order mark, as sent;
+// UTF-16 and UTF-32 decoded, an unpaired surrogate (which json.loads
+// passes) as U+FFFD. A body of UTF-16 or UTF-32 that does not decode (a
+// unit cut short, a code point past U+10FFFF), which json.loads refuses,
+// is returned as sent.
+func jsonText(body []byte) []byte {
+	unit, big, mark := jsonCoding(body, true)
 	data := body[mark:]
-	if n := len(data) % unit; n != 0 {
-		if whole {
-			return body
-		}
-		data = data[:len(data)-n]
+	if unit == 1 {
+		return data
+	}
+	if len(data)%unit != 0 {
+		return body
 	}
 	text := make([]byte, 0, len(data)/unit)
 	for i := 0; i < len(data); i += unit {
 		var c rune
 		if unit == 4 {
-			u := binary.LittleEndian.Uint32(data[i:])
-			if big {
-				u = binary.BigEndian.Uint32(data[i:])
-			}
+			u := utf32At(data[i:], big)
 			if u > unicode.MaxRune {
-				if whole {
-					return body
-				}
-				break
+				return body
 			}
 			c = rune(u)
 		} else {
@@ -186,13 +150,50 @@ func jsonText(body []byte, whole bool) []byte {
 				if pair := utf16.DecodeRune(c, rune(utf16At(data[i+2:], big))); pair != unicode.ReplacementChar {
 					c, i = pair, i+2
 				}
-			} else if utf16.IsSurrogate(c) && !whole {
-				break
 			}
 		}
 		text = utf8.AppendRune(text, c)
 	}
 	return text
+}
+
+// jsonCoding returns the coding of a JSON body that its first bytes tell,
+// as Python's json.detect_encoding tells it and Jackson detects it: unit
+// is the bytes of its code unit (1 for UTF-8, 2 for UTF-16, 4 for
+// UTF-32), big whether they are big-endian, and mark the bytes of the
+// byte order mark it starts with. A UTF-8 mark is skipped (as Express,
+// ASP.NET Core and Jackson skip it; encoding/json refuses it), and so are
+// UTF-32's and UTF-16's, of either byte order; without a mark, a body is
+// UTF-32 or UTF-16 by the zero bytes among its first four (or its only two
+// when whole, as JSON text starts with an ASCII character: 00 00 is
+// UTF-32BE, 00 xx UTF-16BE, xx 00 00 00 UTF-32LE, xx 00 UTF-16LE), and
+// UTF-8 otherwise. The coding of the first bytes of a body not read whole
+// (whole false) is that of the whole body once they number at least 4.
+func jsonCoding(body []byte, whole bool) (unit int, big bool, mark int) {
+	b := body
+	switch {
+	case bytes.HasPrefix(b, []byte("\x00\x00\xFE\xFF")):
+		return 4, true, 4
+	case bytes.HasPrefix(b, []byte("\xFF\xFE\x00\x00")):
+		return 4, false, 4
+	case bytes.HasPrefix(b, []byte("\xFE\xFF")):
+		return 2, true, 2
+	case bytes.HasPrefix(b, []byte("\xFF\xFE")):
+		return 2, false, 2
+	case bytes.HasPrefix(b, []byte("\uFEFF")):
+		return 1, false, 3
+	case (len(b) >= 4 || len(b) == 2 && whole) && b[0] == 0:
+		if len(b) >= 4 && b[1] == 0 {
+			return 4, true, 0
+		}
+		return 2, true, 0
+	case (len(b) >= 4 || len(b) == 2 && whole) && b[1] == 0:
+		if len(b) >= 4 && b[2] == 0 && b[3] == 0 {
+			return 4, false, 0
+		}
+		return 2, false, 0
+	}
+	return 1, false, 0
 }
 
 // utf16At returns the UTF-16 unit at the start of b, of the byte order big
@@ -202,6 +203,58 @@ func utf16At(b []byte, big bool) uint16 {
 		return binary.BigEndian.Uint16(b)
 	}
 	return binary.LittleEndian.Uint16(b)
+}
+
+// utf32At returns the UTF-32 unit at the start of b, of the byte order big
+// tells.
+func utf32At(b []byte, big bool) uint32 {
+	if big {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+// jsonOpening is what the first bytes of a JSON text start with, after the
+// whitespace JSON allows before a value (see openingOf).
+type jsonOpening int
+
+const (
+	openingBlank  jsonOpening = iota // nothing but whitespace yet
+	openingObject                    // '{'
+	openingOther                     // any other character, or a unit that does not decode
+)
+
+// openingOf returns what opening, the first bytes of a body, starts with
+// read as JSON text in the coding they tell (see jsonCoding; at least 4
+// bytes but for a body shorter), and where in opening the whitespace that
+// comes first ends: at the character it found, or at its end, or at a
+// unit cut short there, from where a later call goes on. from is where an
+// earlier call on fewer of the same bytes left off, 0 at first: each unit
+// is looked at once however opening grows. A UTF-32 unit past U+10FFFF or
+// a UTF-16 surrogate is neither whitespace nor '{' (json.loads refuses a
+// body that starts with one), so it is another character.
+func openingOf(opening []byte, from int) (jsonOpening, int) {
+	unit, big, mark := jsonCoding(opening, false)
+	i := max(from, mark)
+	for ; i+unit <= len(opening); i += unit {
+		var c uint32
+		switch unit {
+		case 1:
+			c = uint32(opening[i])
+		case 2:
+			c = uint32(utf16At(opening[i:], big))
+		default:
+			c = utf32At(opening[i:], big)
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{':
+			return openingObject, i
+		}
+		return openingOther, i
+	}
+	return openingBlank, i
 }
 
 // jsonScalar returns v, a decoded JSON value, as a key reads it: a string
@@ -235,18 +288,19 @@ func queryName(path string) string {
 
 // jsonPathOf returns the JSON path that Rails and Laravel read as the
 // form field name, the inverse of queryName: "user.email" for
-// "user[email]". ok is false for a name that nests nothing, nests deeper
-// than maxJSONDepth names, or holds a segment that is empty ("user[]", an
-// array), holds a dot or a bracket, or is not closed.
+// "user[email]", of as many names as it nests (a form: key's name nests
+// at most maxJSONDepth, as a json: path holds; see parseKeyPart). ok is
+// false for a name that nests nothing, or holds a segment that is empty
+// ("user[]", an array), holds a dot or a bracket, or is not closed.
 func jsonPathOf(name string) (path string, ok bool) {
 	head, rest, nested := strings.Cut(name, "[")
 	if !nested || head == "" || strings.ContainsAny(head, ".]") {
 		return "", false
 	}
 	path = head
-	for n := 1; ; n++ {
+	for {
 		seg, after, closed := strings.Cut(rest, "]")
-		if !closed || n == maxJSONDepth || seg == "" || strings.ContainsAny(seg, ".[") {
+		if !closed || seg == "" || strings.ContainsAny(seg, ".[") {
 			return "", false
 		}
 		if path += "." + seg; after == "" {
@@ -364,7 +418,7 @@ func (f *requestFacts) mayOpenObject(rd bodyReading) bool {
 		return f.opensObjectAsSent()
 	}
 	body, ok := f.content()
-	return !ok || opensObject(jsonText(body, true))
+	return !ok || opensObject(jsonText(body))
 }
 
 // opensObject reports whether body, after the whitespace JSON allows

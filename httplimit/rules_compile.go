@@ -224,6 +224,9 @@ func parseKeyPart(s string, o *Options, alts [][]pathPattern) (keyPart, error) {
 		if name == "" || len(name) > 64 || strings.ContainsFunc(name, func(r rune) bool { return r <= ' ' || r >= 0x7f }) {
 			return kp, fmt.Errorf("%q: a form field name of 1 to 64 printable ASCII characters", s)
 		}
+		if path, ok := jsonPathOf(name); ok && strings.Count(path, ".") >= maxJSONDepth {
+			return kp, fmt.Errorf("%q: a bracketed form field name nests at most %d names (user[email]), as a json: path holds", s, maxJSONDepth)
+		}
 		kp.kind, kp.header = KeyForm, name
 	case strings.HasPrefix(s, KeyJSON):
 		path := strings.TrimPrefix(s, KeyJSON)
