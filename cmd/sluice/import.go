@@ -153,8 +153,15 @@ const maxImportBytes = 16 << 20
 // maxImportBytes is an error read no further. When ctx ends first, the
 // read is given up with ctx's error (untilDone).
 func readImportFile(ctx context.Context, name string) ([]byte, error) {
+	open := func() (io.ReadCloser, error) { return openInput(name) } // opening a named pipe waits for a writer
+	if name == "-" {
+		// Standard input is taken here, not by the read, which may
+		// outlive the call when ctx ends first.
+		in, _ := openInput(name)
+		open = func() (io.ReadCloser, error) { return in, nil }
+	}
 	src, err := untilDone(ctx, func() ([]byte, error) {
-		f, err := openInput(name) // opening a named pipe waits for a writer
+		f, err := open()
 		if err != nil {
 			return nil, err
 		}
