@@ -58,10 +58,10 @@ func pairValue(pair, name string, pn phpVar) (v string, named, ok bool) {
 	if strings.Contains(pair, ";") {
 		return "", semicolonNamed(pair, name, pn), false
 	}
-	k, v, _ := strings.Cut(pair, "=")
-	if k == "" && v == "" {
+	if pair == "" {
 		return "", false, true
 	}
+	k, v, _ := strings.Cut(pair, "=")
 	k, ok = unescapeQuery(k)
 	if !sameVar(k, name, pn) {
 		if rack2Named(k, name) {

@@ -16,6 +16,7 @@ func FuzzQueryValue(f *testing.F) {
 		{"tenant=acme&page=2", "tenant"}, {"a=1&a=2", "a"}, {"t%65nant=x%20y", "tenant"}, {"k=a+b", "k"},
 		{"k=%zz&k=ok", "k"}, {"k;x=1&k=2", "k"}, {"&&k=&k=3", "k"}, {"=v&k", "k"},
 		{"TENANT=acme&Tenant=acme%20", "tenant"}, {"ten.ant=a&ten_ant=b", "ten_ant"}, {"+k=%09v", "k"},
+		{"=&=0", ""}, {"&=0", ""},
 	} {
 		f.Add(s[0], s[1])
 	}
