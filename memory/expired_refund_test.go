@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -111,6 +112,81 @@ func TestARefundLeavesAStateBuiltAfterTheOneThatCountedItExpiredAlone(t *testing
 			}
 			if st := apply(e, "client", minute, 1); !st.Allowed {
 				t.Errorf("the refund of the new state's first receipt (%d) did not give its unit back", fresh.Charged)
+			}
+		})
+	}
+}
+
+// The expiry of a state that still counted something is noted for the
+// longest window among the parameter sets of its limit's ID that any call
+// was decided under: one the store met only for a key it already held
+// (decided holding the key's entry, without the shard's mutex), or one
+// beyond the sets it keeps, counts too. As on the Redis store, whose
+// state records its born, a receipt from before the expiry is not
+// refunded into the state built since.
+//
+// Two limits share the ID "quota": 3 a minute and 5 an hour. The minute's
+// first request (12:00:05, a new key) is decided under the mutex; the
+// hour's (12:00:10, its receipt R0) on the key held. A second request
+// under the minute's limit at 12:00:20 writes the state, which expires at
+// 12:01:00 still counting R0, and is swept or met past it by the call at
+// 12:03:30 that starts a fresh state: past a note that would last two
+// minutes' windows and a second, though not two hours'. Three requests
+// fill the fresh minute; R0 refunded under the hour's limit then leaves a
+// fourth refused.
+func TestAnExpiryIsNotedForTheLongestWindowOfEverySetItsLimitMet(t *testing.T) {
+	ctx := context.Background()
+	minute := sluice.FixedWindow(3, time.Minute).Named("quota")
+	hour := sluice.FixedWindow(5, time.Hour).Named("quota")
+	for _, tc := range []struct {
+		name   string
+		sweep  bool // at 12:01:00, else met by the call at 12:03:30
+		beyond bool // the hour's set is met beyond the sets the store keeps
+	}{
+		{name: "met by a call"},
+		{name: "swept", sweep: true},
+		{name: "a set beyond those kept", beyond: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := conformance.NewClock(time.Date(2026, 11, 30, 12, 0, 5, 0, time.UTC))
+			s := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+			defer s.Close()
+			apply := func(key string, l sluice.Limit) sluice.Status {
+				t.Helper()
+				out := make([]sluice.Status, 1)
+				if err := s.Apply(ctx, []sluice.Check{{Key: key, Limit: l, Cost: 1}}, out); err != nil {
+					t.Fatal(err)
+				}
+				return out[0]
+			}
+			apply("client", minute)
+			if tc.beyond {
+				for i := range 70 { // more than the 64 sets kept
+					apply(fmt.Sprint("key-", i), sluice.FixedWindow(int64(10+i), time.Minute).Named("quota"))
+				}
+				apply("other", hour)
+			}
+			clock.Advance(5 * time.Second) // 12:00:10
+			r0 := apply("client", hour)
+			clock.Advance(10 * time.Second) // 12:00:20
+			if st := apply("client", minute); !r0.Allowed || !st.Allowed {
+				t.Fatalf("the first minute's requests: %+v, %+v", r0, st)
+			}
+			clock.Advance(40 * time.Second) // 12:01:00, the state's expiry
+			if tc.sweep {
+				s.Sweep()
+			}
+			clock.Advance(150 * time.Second) // 12:03:30
+			for j := range 3 {
+				if st := apply("client", minute); !st.Allowed {
+					t.Fatalf("request %d of the minute from 12:03:30 refused: %+v", j+1, st)
+				}
+			}
+			if err := s.Refund(ctx, []sluice.Check{{Key: "client", Limit: hour, Cost: 1}}, []int64{r0.Charged}); err != nil {
+				t.Fatal(err)
+			}
+			if st := apply("client", minute); st.Allowed {
+				t.Errorf("a fourth request in a minute limited to 3 admitted: the refund of a receipt from 12:00:10 was taken out of the state built at 12:03:30, after the one that counted it expired")
 			}
 		})
 	}

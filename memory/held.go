@@ -154,6 +154,9 @@ func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, sc *scratc
 		releaseHeld(held, order)
 		return 0, false
 	}
+	for i := range checks { // valid limits only, before a state counts their receipts
+		held[i].lr.noteWindow(&checks[i].Limit)
+	}
 	blocked := !changed && blocking(checks, out)
 	for i := range held {
 		h := &held[i]

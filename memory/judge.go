@@ -104,6 +104,11 @@ type limitRef struct {
 	// written (see registry.noteBeyond): empty while every set met is
 	// kept.
 	beyond beyond
+	// window is the longest Window (µs) of the parameter sets a call has
+	// been decided under, kept or not, under a shard's mutex or holding
+	// only its keys' entries (see noteWindow): a state of lr may count a
+	// receipt given under any of them, for as long as that window says.
+	window atomic.Int64
 }
 
 // judgeSet is the parameter sets of one limit ID and algorithm, in the
@@ -270,6 +275,7 @@ func (r *registry) note(l *sluice.Limit) *limitRef {
 			return nil
 		}
 	}
+	lr.noteWindow(l)
 	if !lr.has(l) {
 		kept := false
 		if r.roomFor(lr) {
@@ -360,6 +366,18 @@ func (lr *limitRef) note(l *sluice.Limit) {
 }
 
 func (lr *limitRef) has(l *sluice.Limit) bool { return lr.judges.Load().has(l) }
+
+// noteWindow records, before a state a check of l (a valid limit of lr)
+// decides is written, its window among those of lr's parameter sets (see
+// limitRef.window), on every path that decides: the notes of the states lr forgets that still
+// counted something last as long as the longest of them (see
+// shard.noteEvicted). It takes no lock and allocates nothing, and writes
+// only for a window longer than any met before.
+func (lr *limitRef) noteWindow(l *sluice.Limit) {
+	if w := int64(l.Window() / time.Microsecond); w > lr.window.Load() {
+		raiseTo(&lr.window, w)
+	}
+}
 
 // modeNoteEvery is how often, at most, the time of a limit's latest
 // enforcing check is written: more often than that, a check reads it only.

@@ -24,7 +24,8 @@ import (
 // an eviction, at the µs before it), as the Redis store leaves a state
 // created after the receipt alone. Evictions and expiries are remembered
 // with the resets (for two windows and a second, of the longest among
-// the limit's parameter sets; a sliding log's, for one), in the same
+// the parameter sets of the limit's ID and algorithm that any call was
+// decided under; a sliding log's, for one), in the same
 // bound of 256 per shard, never pushing out a Reset's note: past it, a
 // receipt from before an older eviction or expiry may be refunded into
 // its key's fresh count, never below zero. ctx is not consulted (see

@@ -41,8 +41,13 @@ type resetRecord struct {
 // still, or a coarse one): the note keeps the receipt out of them while
 // they count.
 func resetLife(l *sluice.Limit) (int64, bool) {
-	w, sec := int64(l.Window()/time.Microsecond), int64(time.Second/time.Microsecond)
-	switch l.Algorithm() {
+	return lifeOf(l.Algorithm(), int64(l.Window()/time.Microsecond))
+}
+
+// lifeOf is resetLife for a limit of algorithm alg and a window of w µs.
+func lifeOf(alg sluice.Algorithm, w int64) (int64, bool) {
+	sec := int64(time.Second / time.Microsecond)
+	switch alg {
 	case sluice.AlgorithmFixedWindow, sluice.AlgorithmSlidingCounter:
 		return 2*w + sec, true
 	case sluice.AlgorithmSlidingLog, sluice.AlgorithmConcurrency:
@@ -171,22 +176,19 @@ func (sh *shard) noteUnseen(h hash, l *sluice.Limit, now int64) {
 // notBefore, as Reset's time; see noteExpired for a state back at full
 // quota); the eviction's time is that or, if later, the newest entry of a
 // log (a lease is stamped a µs after the one before, maybe ahead of the
-// clock). The note lasts for the longest window among lr's limits, and is
-// bounded apart from Resets' (see note): past the bound, a receipt from
-// before an older eviction may be refunded into its key's fresh state.
-// The caller holds sh.mu.
+// clock). The note lasts for the longest window among the parameter sets
+// of lr that calls have been decided under (see limitRef.window), whether
+// the store keeps them or not and whether a call met them under a shard's
+// mutex or holding only its keys' entries, and is bounded apart from
+// Resets' (see note): past the bound, a receipt from before an older
+// eviction may be refunded into its key's fresh state. The caller holds
+// sh.mu.
 func (sh *shard) noteEvicted(h hash, lr *limitRef, st *sluice.State, now int64) {
 	if lr == nil || st.A == 0 && st.B == 0 && len(st.Log) == 0 {
 		return
 	}
-	ls := lr.list()
-	longest := &ls[0].Limit // the longest window: the note outlives every receipt and lease
-	for j := range ls {
-		if ls[j].Limit.Window() > longest.Window() {
-			longest = &ls[j].Limit
-		}
-	}
-	life, ok := resetLife(longest)
+	// The longest window: the note outlives every receipt and lease.
+	life, ok := lifeOf(lr.key.alg, lr.window.Load())
 	if !ok {
 		return
 	}
