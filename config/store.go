@@ -135,6 +135,9 @@ func (d *decoder) standaloneAddresses(n *yaml.Node, path, mode string) {
 // dialAddresses decodes a list of host:port addresses to connect to (or
 // a single one), whose host is not empty and whose port is a number from 1
 // to 65535 or a service's name: a server without a port is never reached.
+// A host holding an "@", "?", "#" or "/" is refused: it is a URL's user
+// information, query or path (secret@r.example:6379), never a host, and
+// would be shown as written wherever the address is.
 func (d *decoder) dialAddresses(n *yaml.Node, path string) []string {
 	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
 		return []string{d.dialAddress(n, path)}
@@ -149,8 +152,8 @@ func (d *decoder) dialAddress(n *yaml.Node, p string) string {
 	host, port, err := net.SplitHostPort(s)
 	if err == nil {
 		var num int
-		if num, err = net.LookupPort("tcp", port); err == nil && (num == 0 || host == "") {
-			err = errors.New("no host or port")
+		if num, err = net.LookupPort("tcp", port); err == nil && (num == 0 || host == "" || strings.ContainsAny(host, "@?#/")) {
+			err = errors.New("no host or port") // or a host that holds a URL's user information, query or path
 		}
 	}
 	if err != nil && n.Kind == yaml.ScalarNode {
