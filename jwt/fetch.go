@@ -224,6 +224,7 @@ func (f *fetcher) get() (*keySet, error) {
 }
 
 // getBody GETs u and returns the body of its 200, of at most limit bytes.
+// Its error names u as redact.URL shows it.
 func (f *fetcher) getBody(ctx context.Context, u string, limit int) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -231,6 +232,9 @@ func (f *fetcher) getBody(ctx context.Context, u string, limit int) ([]byte, err
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := f.client.Do(req)
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		ue.URL = redact.URL(ue.URL) // net/http names the URL with its query
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -558,3 +558,30 @@ func TestATokenOvertakenByAFetchUsesTheSetFetched(t *testing.T) {
 		})
 	}
 }
+
+// A secret in KeysURL's query (?access_token=…, as some identity
+// providers take one) is sent, never logged nor written in an error: not
+// even in net/http's error for a fetch that found no server, which names
+// the URL with its query.
+func TestASecretInKeysURLsQueryIsNeverLogged(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keysURL := "http://" + l.Addr().String() + "/keys?tenant=acme&access_token=s3cret"
+	l.Close() // nothing answers: the fetch fails dialing
+	var log strings.Builder
+	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &log}, nil))
+	v := newVerifier(t, jwt.Options{KeysURL: keysURL, Refresh: time.Hour, Logger: logger})
+	err = v.Refresh(context.Background())
+	v.Close()
+	if err == nil {
+		t.Fatal("a fetch from no server succeeded")
+	}
+	if strings.Contains(err.Error(), "s3cret") || strings.Contains(log.String(), "s3cret") {
+		t.Errorf("the query's secret is written out: error %q, log %q", err, log.String())
+	}
+	if !strings.Contains(err.Error(), "tenant=acme") {
+		t.Errorf("error %q, want the URL with its other parameters", err)
+	}
+}
