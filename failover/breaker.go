@@ -224,6 +224,26 @@ func (b *breaker) abandon(t ticket) {
 	}
 }
 
+// dueIn reports whether the breaker is open or half-open and, if so, how
+// long until Allow lets a probe through: 0 when it would now. It changes
+// nothing.
+func (b *breaker) dueIn() (time.Duration, bool) {
+	if BreakerState(b.word.Load()&3) == BreakerClosed {
+		return 0, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch BreakerState(b.word.Load() & 3) {
+	case BreakerClosed:
+		return 0, false
+	case BreakerHalfOpen:
+		if !b.probeOut {
+			return 0, true
+		}
+	}
+	return max(b.OpenFor()-(b.now()-b.since), 0), true
+}
+
 // refusing reports whether Allow would refuse a call now: open, and
 // OpenFor not yet passed since it opened. It changes nothing.
 func (b *breaker) refusing() bool {

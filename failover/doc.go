@@ -48,7 +48,11 @@
 // local fallback that fails too is an error wrapping
 // sluice.ErrStoreUnavailable. Recovery needs nobody: once the breaker has
 // been open for BreakerOptions.OpenFor, one probe call goes to the primary,
-// and its success makes every later call the primary's again.
+// and its success makes every later call the primary's again. The probe is
+// the next call; a Store whose calls may stop during an outage (an idle
+// instance, a server shedding every request) runs Store.RunProbes beside
+// it, which probes without a call, so that its breaker, and the health
+// read from it (Stats), follow the primary's.
 //
 // A Store is safe for concurrent use when its stores are. The zero Options
 // mean Local, one instance, DefaultTimeout (50 ms) per call and

@@ -149,7 +149,7 @@ type Options struct {
 type Stats struct {
 	// StoreErrors counts calls the primary was asked and failed (an error
 	// or a timeout): decisions, refunds, releases, Settle's charges and
-	// those a fallback makes at once (see Store).
+	// those a fallback makes at once (see Store); not Probe's probes.
 	// Calls the caller abandoned and invalid checks are not store errors
 	// and are not counted.
 	StoreErrors int64
@@ -162,7 +162,11 @@ type Stats struct {
 	// a failed probe included.
 	BreakerOpens int64
 	// Breaker is the state now of the breaker that is furthest from
-	// closed: open if any node's is open, else half-open if any is.
+	// closed: open if any node's is open, else half-open if any is. A
+	// breaker moves only when a call or a probe (Probe) goes through it:
+	// one whose OpenFor has passed reads open until then, however long
+	// the primary has been back. Run RunProbes beside a Store whose calls
+	// may stop during an outage for Breaker to follow the primary.
 	Breaker BreakerState
 	// Nodes holds the counts of each node (see Options.Node) by name; with
 	// no Options.Node, the one node "". A node no call has been routed to
@@ -293,14 +297,16 @@ type Stats struct {
 // the local store fails too, the error wraps sluice.ErrStoreUnavailable.
 //
 // Recovery is automatic: OpenFor after the breaker opened, one probe call
-// goes to the primary; its success closes the breaker and every later call
-// is the primary's again (after the return period, under Local with a
-// Charge). With the defaults a primary that is back serves decisions again
-// within about 550 ms (500 ms open plus at most one 50 ms probe that failed
-// just before it came back). Under Local with a Charge it decides alone
-// again the return period (2 s) after its first success that follows the
-// last failure: 2 s after it is back when the breaker stayed closed (a
-// failure or four), at most 2.55 s when the failures opened it. A call
+// goes to the primary (the next call, or, on a Store that gets none, a
+// probe of Probe, which RunProbes runs beside it); its success closes the
+// breaker and every later call is the primary's again (after the return
+// period, under Local with a Charge). With the defaults a primary that is
+// back serves decisions again within about 550 ms (500 ms open plus at
+// most one 50 ms probe that failed just before it came back). Under Local
+// with a Charge it decides alone again the return period (2 s) after its
+// first success that follows the last failure: 2 s after it is back when
+// the breaker stayed closed (a failure or four), at most 2.55 s when the
+// failures opened it. A call
 // that fails during the return period (a timeout under load) and is
 // admitted locally, failures that open the breaker, or an Unreachable for
 // the node, start the period again from the next success, so a primary
@@ -337,8 +343,9 @@ type Store struct {
 	clock      func() time.Time // Breaker.Clock: the return period's clock (nil: monotonic)
 	tl         timeline         // the return period's elapsed time, on clock
 	charge     func(ctx context.Context, checks []sluice.Check, ids []string) error
-	memo       *memo   // Local only
-	ledger     *ledger // Local only
+	memo       *memo         // Local only
+	ledger     *ledger       // Local only
+	opened     chan struct{} // a breaker opened: wakes RunProbes
 
 	storeErrors atomic.Int64
 	fallbacks   atomic.Int64
@@ -412,6 +419,13 @@ func New(primary, local sluice.Store, opts Options) (*Store, error) {
 	}
 	if charge := opts.Charge; f.charge == nil && charge != nil {
 		f.charge = func(ctx context.Context, checks []sluice.Check, _ []string) error { return charge(ctx, checks) }
+	}
+	f.opened = make(chan struct{}, 1)
+	f.nodes.onOpen = func() {
+		select {
+		case f.opened <- struct{}{}:
+		default: // RunProbes has yet to read the last one
+		}
 	}
 	if f.nodeOf == nil {
 		f.nodes.get("") // the one node, in Stats from the start
@@ -530,7 +544,7 @@ func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 	for j, n := range ns {
 		if len(blamed) == len(ns) || blamed[0] == n {
 			n.storeErrors.Add(1)
-			n.breaker.Done(tks[j], false)
+			f.failed(n, tks[j], checks)
 		} else {
 			n.breaker.abandon(tks[j])
 		}

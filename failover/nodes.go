@@ -13,7 +13,7 @@ import (
 // NodeStats counts what a Store has done with the calls of one node of its
 // primary (see Options.Node).
 type NodeStats struct {
-	// Breaker is the node's breaker state now.
+	// Breaker is the node's breaker state now (see Stats.Breaker).
 	Breaker BreakerState
 	// BreakerOpens counts how often the node's breaker opened.
 	BreakerOpens int64
@@ -66,6 +66,10 @@ type node struct {
 	// lastFallback is when a call was last decided by the OnError rule
 	// because of the node, on Store.elapsed plus one (0: never).
 	lastFallback atomic.Int64
+	// probe is a check of a failed call on the node, as a peek: of its
+	// first, then of each that opened the breaker. It is what a probe asks
+	// the primary (see Store.Probe and Store.failed).
+	probe atomic.Pointer[sluice.Check]
 }
 
 // nodes holds a breaker per node, made on first use.
@@ -73,6 +77,7 @@ type nodes struct {
 	opts     BreakerOptions
 	onChange func(node string, from, to BreakerState)
 	onCreate func(*node) // called with mu held
+	onOpen   func()      // called when a breaker opens, with its lock held
 
 	mu sync.RWMutex
 	m  map[string]*node
@@ -98,13 +103,16 @@ func (ns *nodes) get(name string) *node {
 		name = overflowNode
 	}
 	n = &node{name: name, breaker: breaker{opts: ns.opts}}
-	if user, nodeHook := ns.opts.OnStateChange, ns.onChange; user != nil || nodeHook != nil {
+	if user, nodeHook, opened := ns.opts.OnStateChange, ns.onChange, ns.onOpen; user != nil || nodeHook != nil || opened != nil {
 		n.breaker.opts.OnStateChange = func(from, to BreakerState) {
 			if user != nil {
 				user(from, to)
 			}
 			if nodeHook != nil {
 				nodeHook(name, from, to)
+			}
+			if opened != nil && to == BreakerOpen {
+				opened()
 			}
 		}
 	}

@@ -438,7 +438,7 @@ func (f *Store) returnCall(parent context.Context, checks []sluice.Check, out []
 		for j, n := range ns {
 			if len(blamed) == len(ns) || blamed[0] == n {
 				n.storeErrors.Add(1)
-				n.breaker.Done(tks[j], false)
+				f.failed(n, tks[j], checks)
 			} else {
 				n.breaker.abandon(tks[j])
 			}

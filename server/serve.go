@@ -138,15 +138,21 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		l.srv.BaseContext = func(net.Listener) context.Context { return cutOff }
 	}
 	var wg sync.WaitGroup
-	// The watch, the sampling, the refusal log's summary and Envoy's
-	// service run until the listeners close, past ctx's end by
-	// shutdown.delay.
+	// The watch, the sampling, the store's probes, the refusal log's
+	// summary and Envoy's service run until the listeners close, past
+	// ctx's end by shutdown.delay. The probes keep the store's health
+	// (store_down, the breaker's metrics and dashboard field) following
+	// the store's while no request reaches it: a level that sheds every
+	// request, or no traffic.
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	defer func() { stopWatch(); wg.Wait() }()
 	if s.opts.Load != nil {
 		wg.Go(func() { s.watch(watchCtx) })
 	}
 	wg.Go(func() { s.sample(watchCtx) })
+	if fo := s.opts.Failover; fo != nil {
+		wg.Go(func() { fo.RunProbes(watchCtx) })
+	}
 	wg.Go(func() { s.summarize(watchCtx) })
 	if s.envoy != nil {
 		addr := ls.Envoy.Addr().String()

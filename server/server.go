@@ -105,6 +105,9 @@ type Options struct {
 	StoreDown func() bool
 	// Failover and OverLimit, when the store has them (Redis), export
 	// their counters as metrics; a reload resets the over-limit cache.
+	// While it serves, the Server probes Failover's open breakers
+	// (failover.Store.RunProbes), so that its state, and a StoreDown read
+	// from it, follow the store's with no request.
 	Failover  *failover.Store
 	OverLimit *overlimit.Cache
 	// StoreLosses, when set (Redis), reports what Redis forgot of what it
