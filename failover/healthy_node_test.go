@@ -166,12 +166,19 @@ func chargeLeft(ctx context.Context, primary sluice.Store, down *nodeStore, chec
 
 // onNodes returns a failover over a primary of remote whose checks' keys
 // name their node (nodeOf), one of two instances, its breaker on clk, and
-// a local store of its own; o gives the charge.
+// a local store of its own, its calls bounded by a minute unless o says
+// otherwise; o gives the charge.
 func onNodes(t *testing.T, clk *storetest.Clock, remote sluice.Store, o failover.Options) (*namingStore, *failover.Store) {
 	t.Helper()
 	local := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
 	t.Cleanup(func() { local.Close() })
 	primary := &namingStore{nodeStore{next: remote}}
 	o.Node, o.Instances, o.Breaker = nodeOf, 2, failover.BreakerOptions{Clock: clk.Now}
+	if o.Timeout == 0 {
+		// Which node is down is the test's choice: a call to a healthy
+		// node that a loaded machine delays past the default 50 ms would
+		// make it down too.
+		o.Timeout = time.Minute
+	}
 	return primary, mustFailover(primary, local, o)
 }
