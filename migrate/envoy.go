@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,7 +29,8 @@ const maxEnvoyDepth = 32
 // Envoy translates an envoyproxy/ratelimit configuration file (a domain and
 // its descriptors). sluice's Envoy rate limit service reads the file as it
 // is, so the translation keeps it whole (Translation.EnvoyRules) and lists
-// each rule for the report; source names the file. The file may be a
+// each rule for the report, reading anchors, aliases and merge keys as the
+// service reads them (see envoy_aliases.go); source names the file. The file may be a
 // Kubernetes ConfigMap holding the rules file, or a manifest of
 // envoyproxy/ratelimit (several documents, or a List) whose ConfigMap holds
 // it and whose Deployment (or other workload) sets the response headers
@@ -62,6 +64,12 @@ func Envoy(src, source string) (*Translation, error) {
 		return envoyConfigMap(root, source)
 	}
 	t.EnvoyRulesText = t.envoyFirstDocument(src, dec, root.Line)
+	// The rules are those of the file's reading with its aliases and merge
+	// keys expanded, as sluice's service and envoyproxy/ratelimit read it.
+	x := newEnvoyExpander(source)
+	if root = x.node(root); x.err != nil {
+		return nil, x.err
+	}
 	domain := mapValue(root, "domain")
 	if domain == nil || domain.Kind != yaml.ScalarNode || domain.Value == "" {
 		return nil, fmt.Errorf("%s:%d: domain is required", source, root.Line)
@@ -156,7 +164,8 @@ func mapValue(n *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// envoyDescriptors lists the rules of a descriptor list.
+// envoyDescriptors lists the rules of a descriptor list, its aliases and
+// merge keys expanded.
 func (t *Translation) envoyDescriptors(list *yaml.Node, path string, depth int, source string) error {
 	if depth > maxEnvoyDepth {
 		return fmt.Errorf("%s:%d: descriptors nested more than %d deep", source, list.Line, maxEnvoyDepth)
@@ -173,7 +182,7 @@ func (t *Translation) envoyDescriptors(list *yaml.Node, path string, depth int, 
 		if v := mapValue(d, "value"); v != nil && v.Kind == yaml.ScalarNode {
 			here += "=" + v.Value
 		}
-		if rl := mapValue(d, "rate_limit"); rl != nil {
+		if rl := mapValue(d, "rate_limit"); rl != nil && rl.Tag != "!!null" {
 			if err := t.envoyRule(rl, d, here, source); err != nil {
 				return err
 			}
@@ -200,9 +209,11 @@ func countDescriptors(list *yaml.Node, depth int) int {
 	return n
 }
 
-// envoyRule lists one rate_limit.
+// envoyRule lists one rate_limit, rl, of the descriptor d, both expanded.
+// A rule in shadow_mode or quota_mode, which envoyproxy/ratelimit never
+// refuses a request by, is listed as shadow.
 func (t *Translation) envoyRule(rl, d *yaml.Node, where, source string) error {
-	if u := mapValue(rl, "unlimited"); u != nil && u.Value == "true" {
+	if envoyTrue(mapValue(rl, "unlimited")) {
 		t.same(where, "unlimited: always OK, as before.")
 		return nil
 	}
@@ -222,10 +233,7 @@ func (t *Translation) envoyRule(rl, d *yaml.Node, where, source string) error {
 	if a := mapValue(rl, "algorithm"); a != nil {
 		alg = a.Value
 	}
-	shadow := false
-	if s := mapValue(d, "shadow_mode"); s != nil && s.Value == "true" {
-		shadow = true
-	}
+	shadow := envoyTrue(mapValue(d, "shadow_mode")) || envoyTrue(mapValue(d, "quota_mode"))
 	name := where
 	if n := mapValue(rl, "name"); n != nil && n.Value != "" {
 		name = n.Value
@@ -242,37 +250,17 @@ func (t *Translation) envoyRule(rl, d *yaml.Node, where, source string) error {
 }
 
 // shadowRules returns the rules text with shadow_mode: true on every
-// descriptor that has a rate_limit.
+// descriptor that has a rate limit, written in the file, aliased or merged
+// (see shadowDescriptors).
 func shadowRules(src string) (string, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
 		return "", fmt.Errorf("envoy rules: %w", err)
 	}
-	// depth numbers descriptor lists as envoyDescriptors does: the
-	// domain's 0, each nested list one more.
-	var walk func(list *yaml.Node, depth int)
-	walk = func(list *yaml.Node, depth int) {
-		if list == nil || list.Kind != yaml.SequenceNode || depth > maxEnvoyDepth {
-			return
-		}
-		for _, n := range list.Content {
-			if n.Kind != yaml.MappingNode {
-				continue
-			}
-			if mapValue(n, "rate_limit") != nil {
-				if s := mapValue(n, "shadow_mode"); s != nil {
-					s.Value, s.Tag = "true", "!!bool"
-				} else {
-					n.Content = append(n.Content,
-						&yaml.Node{Kind: yaml.ScalarNode, Value: "shadow_mode"},
-						&yaml.Node{Kind: yaml.ScalarNode, Value: "true", Tag: "!!bool"})
-				}
-			}
-			walk(mapValue(n, "descriptors"), depth+1)
-		}
-	}
 	if len(doc.Content) > 0 {
-		walk(mapValue(doc.Content[0], "descriptors"), 0)
+		if err := shadowDescriptors(doc.Content[0]); err != nil {
+			return "", err
+		}
 	}
 	var b bytes.Buffer
 	b.WriteString("# Every rule is in shadow mode (shadow_mode: true), added by `sluice import`: remove it to enforce.\n")
@@ -283,4 +271,149 @@ func shadowRules(src string) (string, error) {
 	}
 	enc.Close()
 	return b.String(), nil
+}
+
+// shadowDescriptors writes shadow_mode: true in every descriptor of the
+// rules document root that has a rate limit once aliases and merge keys
+// are expanded (its own, an alias's or a merged one), at the descriptor's
+// own level: in the mapping the file writes it as (the anchor's, for an
+// alias), after its merge keys, so that no merged shadow_mode: false undoes
+// it. Anchors, aliases and merge keys stay as written; a shadow_mode
+// written before a merge key moves after it, which reads the same, so that
+// a merged mapping that gains shadow_mode cannot make it set twice. A
+// descriptor without a rate limit that merges one of the mappings written
+// to would take shadow_mode: true from it, which the service refuses: it
+// gets the shadow_mode it had written at its own level.
+func shadowDescriptors(root *yaml.Node) error {
+	x := newEnvoyExpander("envoy rules")
+	expanded := x.node(root)
+	if x.err != nil {
+		return x.err
+	}
+	moveEnvoyShadows(root, root)
+	had := map[*yaml.Node]bool{} // a descriptor as written → its shadow_mode, expanded
+	var rules []*yaml.Node
+	eachEnvoyDescriptor(expanded, func(d *yaml.Node) {
+		own := x.written[d]
+		had[own] = envoyTrue(mapValue(d, "shadow_mode"))
+		if hasEnvoyRule(d) {
+			rules = append(rules, own)
+		}
+	})
+	for _, own := range rules {
+		setEnvoyShadow(root, own, true)
+	}
+	// A descriptor written to reads its own shadow_mode, whatever it
+	// merges: one round restores them all, a second finds none to.
+	settled := map[*yaml.Node]bool{}
+	for {
+		x := newEnvoyExpander("envoy rules")
+		expanded := x.node(root)
+		if x.err != nil {
+			return x.err
+		}
+		var changed []*yaml.Node
+		eachEnvoyDescriptor(expanded, func(d *yaml.Node) {
+			if own := x.written[d]; !hasEnvoyRule(d) && envoyTrue(mapValue(d, "shadow_mode")) != had[own] {
+				changed = append(changed, own)
+			}
+		})
+		if len(changed) == 0 {
+			return nil
+		}
+		for _, own := range changed {
+			if settled[own] {
+				return fmt.Errorf("envoy rules:%d: the descriptor's shadow_mode cannot be kept", own.Line)
+			}
+			settled[own] = true
+			setEnvoyShadow(root, own, had[own])
+		}
+	}
+}
+
+// setEnvoyShadow writes shadow_mode: on in the mapping m of the document
+// root, after m's merge keys; a shadow_mode written there already is
+// changed in place, one written before a merge key is moved after it.
+func setEnvoyShadow(root, m *yaml.Node, on bool) {
+	value := strconv.FormatBool(on)
+	i := envoyShadowAt(m)
+	if i < 0 || i < lastMergeKey(m) {
+		if i >= 0 {
+			unshareEnvoyNode(root, m.Content[i])
+			unshareEnvoyNode(root, m.Content[i+1])
+			m.Content = slices.Delete(m.Content, i, i+2)
+		}
+		m.Content = append(m.Content,
+			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "shadow_mode"},
+			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: value})
+		return
+	}
+	v := m.Content[i+1]
+	unshareEnvoyNode(root, v)
+	v.Kind, v.Tag, v.Value, v.Style, v.Alias, v.Content = yaml.ScalarNode, "!!bool", value, 0, nil, nil
+}
+
+// moveEnvoyShadows moves every shadow_mode written in a mapping under n,
+// of the document root, before a merge key after the mapping's merge
+// keys. It reads the same where no merged mapping sets shadow_mode too,
+// which the expansion refuses.
+func moveEnvoyShadows(root, n *yaml.Node) {
+	if n.Kind == yaml.MappingNode {
+		if i := envoyShadowAt(n); i >= 0 && i < lastMergeKey(n) {
+			k, v := n.Content[i], n.Content[i+1]
+			unshareEnvoyNode(root, k)
+			unshareEnvoyNode(root, v)
+			n.Content = append(slices.Delete(n.Content, i, i+2), k, v)
+		}
+	}
+	for _, c := range n.Content {
+		moveEnvoyShadows(root, c)
+	}
+}
+
+// envoyShadowAt returns the index in m.Content of the key shadow_mode
+// written in the mapping m (as an alias, too), or -1.
+func envoyShadowAt(m *yaml.Node) int {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := resolveEnvoyAlias(m.Content[i]); k.Kind == yaml.ScalarNode && k.Value == "shadow_mode" && !isMergeKey(k) {
+			return i
+		}
+	}
+	return -1
+}
+
+// lastMergeKey returns the index in m.Content of the mapping m's last
+// merge key, or -1.
+func lastMergeKey(m *yaml.Node) int {
+	last := -1
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if isMergeKey(m.Content[i]) {
+			last = i
+		}
+	}
+	return last
+}
+
+// unshareEnvoyNode makes the scalar n of the document root its own: every
+// alias of it becomes a copy of it and its anchor is dropped, so that n
+// can be changed or moved without changing or leaving behind what the
+// aliases stand for.
+func unshareEnvoyNode(root, n *yaml.Node) {
+	if n.Anchor == "" || n.Kind != yaml.ScalarNode {
+		return
+	}
+	var walk func(p *yaml.Node)
+	walk = func(p *yaml.Node) {
+		for i, c := range p.Content {
+			if c.Kind == yaml.AliasNode && c.Alias == n {
+				cp := *n
+				cp.Anchor, cp.Line, cp.Column = "", c.Line, c.Column
+				p.Content[i] = &cp
+				continue
+			}
+			walk(c)
+		}
+	}
+	walk(root)
+	n.Anchor = ""
 }

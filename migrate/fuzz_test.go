@@ -51,6 +51,7 @@ func FuzzEnvoy(f *testing.F) {
 	fuzzImport(f, migrate.FormatEnvoy,
 		"domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 5}\n",
 		"domain: d\ndescriptors:\n  - key: a\n    value: b\n    shadow_mode: true\n    rate_limit: {unit: day, requests_per_unit: 0, name: x}\n    descriptors: [{key: c, rate_limit: {unlimited: true}}]\n",
+		"domain: d\ndescriptors:\n  - &b\n    key: a\n    rate_limit: &r {unit: day, requests_per_unit: 3}\n    descriptors: &l [{key: c, rate_limit: *r}]\n  - <<: *b\n    key: e\n    rate_limit: {<<: *r, requests_per_unit: 1}\n    descriptors: *l\n",
 		"http_filters: [{typed_config: {\"@type\": x.local_ratelimit.v3.LocalRateLimit, token_bucket: {max_tokens: 3, fill_interval: 2s}, filter_enabled: {default_value: {numerator: 1, denominator: HUNDRED}}}}]\n",
 		"virtual_hosts:\n- name: v\n  domains: [a.example]\n  routes:\n  - match: {prefix: /a}\n  - match: {path: /a/b/, headers: [{name: x-k, exact_match: v}]}\n    route: {rate_limits: [{actions: [{request_headers: {header_name: ':path', descriptor_key: p}}, {remote_address: {}}]}]}\n    typed_per_filter_config: {l: {\"@type\": local_ratelimit.v3.LocalRateLimit, token_bucket: {max_tokens: 1, tokens_per_fill: 2, fill_interval: 0.25s}, filter_enabled: {default_value: {numerator: 100}}, descriptors: [{entries: [{key: p, value: /a/b/}, {key: remote_address}], token_bucket: {max_tokens: 1, fill_interval: 1s}}]}}\n")
 }
