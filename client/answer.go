@@ -201,11 +201,12 @@ func (h *hostState) refused(tk ticket, r response) {
 	}
 }
 
-// end records that tk's request has ended, its answer read whole (after
-// finish, which recorded the answer's arrival): a concurrency quota's slot
-// it held is back. An attempt that failed, or whose answer is never read
-// to its end, never ends: its slot is thought held until a probe learns
-// the quota anew.
+// end records that tk's request has ended, its answer read whole or its
+// upgraded connection closed (after finish, which recorded the answer's
+// arrival): a concurrency quota's slot it held is back. An attempt that
+// failed, or whose answer is never read to its end (or connection never
+// closed), never ends: its slot is thought held until a probe learns the
+// quota anew.
 func (h *hostState) end(tk ticket) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

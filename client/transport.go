@@ -68,7 +68,13 @@ const drainGrace = 100 * time.Millisecond
 // that a batch sent through it meets few 429s or none, without knowing the
 // limit in advance. A concurrency quota (RateLimit-Policy's
 // qu="concurrent-requests") counts requests in flight: it has a slot back
-// when a response's body is read to its end or closed. A quota of content
+// when a response's body is read to its end or closed, or, for a 101
+// Switching Protocols answer, when its body (the upgraded connection) is
+// first closed, not when a read ends: the server serves it until then. Close
+// every body, an upgraded connection included (net/http does not close
+// one when the request's context ends): one never closed is thought to
+// hold its slot until a probe after the quota's reset learns the quota
+// anew. A quota of content
 // bytes (qu="content-bytes") counts each request's body, its
 // ContentLength: a body of unknown length counts as the whole quota (it
 // waits until the quota is whole, a reset at most), and one larger than
@@ -442,7 +448,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		switch {
 		case t.IgnoreRemaining:
 		case resp.StatusCode == http.StatusSwitchingProtocols:
-			h.end(tk) // the body is the connection, no longer HTTP's
+			// The body is the upgraded connection: its request is in
+			// flight at the server, which serves it, until it is closed.
+			resp.Body = releasing(resp.Body, func() { h.end(tk) })
 		default:
 			resp.Body = &endingBody{ReadCloser: resp.Body, h: h, tk: tk}
 		}
@@ -557,8 +565,9 @@ func (t *Transport) admit(req *http.Request, h *hostState, cost int64) (tk ticke
 	return tk, release, err
 }
 
-// releasingBody gives back the Gate's hold on its request when it is
-// closed (once).
+// releasingBody calls release when it is closed, once however often it
+// is closed: it gives back the Gate's hold on its request, or ends (see
+// hostState.end) the request whose answer is an upgraded connection.
 type releasingBody struct {
 	io.ReadCloser
 	once    sync.Once
@@ -581,8 +590,8 @@ type releasingConn struct {
 
 func (c releasingConn) Write(p []byte) (int, error) { return c.w.Write(p) }
 
-// releasing returns body, which gives back the Gate's hold when closed
-// (release, once), writable when body is.
+// releasing returns body, which calls release when closed (once),
+// writable when body is. Reads, to its end or not, release nothing.
 func releasing(body io.ReadCloser, release func()) io.ReadCloser {
 	b := &releasingBody{ReadCloser: body, release: release}
 	if w, ok := body.(io.Writer); ok {
