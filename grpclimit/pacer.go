@@ -26,7 +26,15 @@ import (
 // HTTP: it holds calls that might not fit, paces them at the rate the quota
 // comes back once the burst is spent, and after a refusal holds every call
 // until the refusal's RetryInfo delay is over. A server that sends no
-// RateLimit fields is not limited. docs/client.md gives the model.
+// RateLimit fields is not limited, as a call it answered with its header
+// shows. A call that got neither the server's header, nor RateLimit
+// fields, nor a quota detail says nothing of the server's limits and
+// counts as a call whose answer did not arrive: it failed on the client's
+// side before it was sent (a message above grpc.MaxCallSendMsgSize, a
+// marshalling or per-RPC credentials error), or the server answered it
+// trailers-only without its limits' word (UNIMPLEMENTED for a method it
+// does not serve, answered before any interceptor). docs/client.md gives
+// the model.
 //
 // A call waits before it is sent; a wait with a known end beyond MaxWait or
 // the call's deadline fails at once with RESOURCE_EXHAUSTED (the error
@@ -34,9 +42,11 @@ import (
 // ends first fails with its context's error as a status. A stream is paced
 // when it opens and learns from its first message's header when that
 // carries RateLimit fields (a Server's admitted stream), else when it
-// ends; until then it counts as in flight. A stream whose server sends
-// nothing for long, as the first call of a Pacer (its probe), holds the
-// other calls for that long.
+// ends; until then it counts as in flight. A stream so admitted that
+// ends in a refusal (RESOURCE_EXHAUSTED or UNAVAILABLE with a quota
+// detail: the service's own) holds every call for its RetryInfo delay as
+// any refusal does. A stream whose server sends nothing for long, as the
+// first call of a Pacer (its probe), holds the other calls for that long.
 //
 // The zero Pacer is ready to use. Set its fields before the first call and
 // do not change them afterwards. It is safe for concurrent use; use one
@@ -75,6 +85,11 @@ func (p *Pacer) wait(ctx context.Context, method string) (client.Send, error) {
 	if p.Cost != nil {
 		cost = p.Cost(method)
 	}
+	return p.waitFor(ctx, cost)
+}
+
+// waitFor holds a call of cost units until it may be sent.
+func (p *Pacer) waitFor(ctx context.Context, cost int64) (client.Send, error) {
 	s, err := p.pacer().Wait(ctx, cost)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(err, client.ErrWaitTooLong) {
@@ -99,7 +114,7 @@ func (p *Pacer) UnaryInterceptor() grpc.UnaryClientInterceptor {
 		// Clipped: opts may be the connection's default call options, whose
 		// backing array every call of the connection shares.
 		err = invoker(ctx, method, req, reply, cc, append(slices.Clip(opts), grpc.Header(&header), grpc.Trailer(&trailer))...)
-		send.Done(answer(err, metadata.Join(header, trailer)))
+		send.Done(answer(err, header, trailer))
 		return err
 	}
 }
@@ -114,12 +129,22 @@ func (p *Pacer) StreamInterceptor() grpc.StreamClientInterceptor {
 		if err != nil {
 			return nil, err
 		}
+		var late client.Send
+		if desc.ServerStreams {
+			// Of no cost, it is held by a refusal's wait alone, which send
+			// has just waited out.
+			if late, err = p.waitFor(ctx, 0); err != nil {
+				send.Done(client.Answer{Failed: true}) // never sent
+				return nil, err
+			}
+		}
 		cs, err := streamer(ctx, desc, cc, method, opts...)
 		if err != nil {
-			send.Done(answer(err, nil))
+			send.Done(answer(err, nil, nil))
+			late.Done(client.Answer{Failed: true})
 			return nil, err
 		}
-		s := &pacedStream{ClientStream: cs, send: send, serverStreams: desc.ServerStreams}
+		s := &pacedStream{ClientStream: cs, send: send, late: late, serverStreams: desc.ServerStreams}
 		s.stop = context.AfterFunc(ctx, func() {
 			s.end(client.Answer{Failed: true}) // the stream is abandoned: counted or not
 		})
@@ -139,7 +164,9 @@ func (p *Pacer) StreamInterceptor() grpc.StreamClientInterceptor {
 // trailers are then known; when SendMsg fails on the client's side; when
 // the call's context is done, read to its end or not. A stream whose
 // header finished its Send ends it (Send.End) when it ends, in any of
-// these ways: a slot of a concurrency quota is held while it lasts.
+// these ways: a slot of a concurrency quota is held while it lasts; and
+// when it ends in a refusal, the refusal is its late Send's answer (see
+// ended).
 type pacedStream struct {
 	grpc.ClientStream
 	serverStreams bool
@@ -151,14 +178,21 @@ type pacedStream struct {
 	// (see admitted), so its end is the Send's End; set in once, read
 	// after it.
 	streaming bool
+	// late, a Send of no cost taken with send on a stream whose server
+	// streams (the zero Send otherwise), is finished when the stream ends,
+	// once (lateOnce): with its end's refusal when the header finished
+	// send, as a failure otherwise.
+	late     client.Send
+	lateOnce sync.Once
 	// stop stops the watch of the call's context.
 	stop func() bool
 }
 
-// end finishes the stream's Send with a, once, or ends the Send its
+// end finishes the stream's Sends with a, once, or ends the Send its
 // header finished (see admitted).
 func (s *pacedStream) end(a client.Answer) {
 	s.once.Do(func() { s.send.Done(a) })
+	s.lateOnce.Do(func() { s.late.Done(client.Answer{Failed: true}) })
 	if s.streaming {
 		s.send.End()
 	}
@@ -167,27 +201,41 @@ func (s *pacedStream) end(a client.Answer) {
 // ended finishes the stream's Send with its answer, err (nil or io.EOF:
 // success), and its metadata (the header's RateLimit fields when it has
 // some, else the header's and the trailers'), or ends the Send its header
-// finished (see admitted), and stops watching its context.
+// finished (see admitted), and stops watching its context. When the
+// header finished the Send, an end in a refusal (RESOURCE_EXHAUSTED or
+// UNAVAILABLE with a quota detail: the service's own, after the stream's
+// admission) is the answer of the late Send, so that it holds the calls
+// that follow as any refusal does.
 func (s *pacedStream) ended(err error) {
 	s.stop()
-	defer func() {
-		if s.streaming {
-			s.send.End()
-		}
-	}()
+	if err == io.EOF {
+		err = nil
+	}
 	s.once.Do(func() {
-		var md metadata.MD
-		if h, herr := s.Header(); herr == nil {
-			md = h
+		var h metadata.MD
+		if md, herr := s.Header(); herr == nil {
+			h = md
 		}
-		if !hasRateLimit(md) {
-			md = metadata.Join(md, s.Trailer())
+		var t metadata.MD
+		if !hasRateLimit(h) {
+			t = s.Trailer()
 		}
-		if err == io.EOF {
-			err = nil
-		}
-		s.send.Done(answer(err, md))
+		s.send.Done(answer(err, h, t))
 	})
+	s.lateOnce.Do(func() {
+		a := client.Answer{Failed: true}
+		if s.streaming && err != nil {
+			// Its status alone: the trailers of an admitted stream carry the
+			// RateLimit fields of its admission, not of its end.
+			if r := answer(err, nil, nil); r.Refused || r.Unavailable {
+				a = r
+			}
+		}
+		s.late.Done(a)
+	})
+	if s.streaming {
+		s.send.End()
+	}
 }
 
 // admitted finishes the stream's Send as an admitted call when its header,
@@ -196,7 +244,7 @@ func (s *pacedStream) ended(err error) {
 func (s *pacedStream) admitted() {
 	if h, err := s.Header(); err == nil && hasRateLimit(h) {
 		s.once.Do(func() {
-			a := answer(nil, h)
+			a := answer(nil, h, nil)
 			a.Streaming = true // its slot of a concurrency quota is held until it ends
 			s.streaming = true
 			s.send.Done(a)
@@ -237,17 +285,22 @@ func (s *pacedStream) SendMsg(m any) error {
 	return err
 }
 
-// answer is what a call's error and metadata (header and trailer: a
-// Server sends the RateLimit fields in its trailers, sluice serve's proxy
-// in the header of an admitted call) tell the pacer. A refusal is
+// answer is what a call's error and metadata tell the pacer: header is
+// the server's header metadata (none when the call failed before the
+// server's header came, or was answered trailers-only) and trailer its
+// trailers (a Server sends the RateLimit fields in its trailers, sluice
+// serve's proxy in the header of an admitted call). A refusal is
 // RESOURCE_EXHAUSTED with a quota detail (RetryInfo or QuotaFailure); an
 // UNAVAILABLE or a cancelled call without one is a call that may or may not
-// have been counted; any other answer came from the server.
-func answer(err error, md metadata.MD) client.Answer {
-	a := client.Answer{Header: header(md)}
-	if err == nil {
-		return a
+// have been counted; so is an answer with neither a header, nor
+// RateLimit fields, nor a quota detail, which did not come from the
+// server's limits (see Pacer); any other answer came from the server.
+func answer(err error, header, trailer metadata.MD) client.Answer {
+	md := header
+	if len(trailer) > 0 {
+		md = metadata.Join(header, trailer)
 	}
+	var a client.Answer
 	st, _ := status.FromError(err)
 	quota := false
 	for _, d := range st.Details() {
@@ -261,6 +314,10 @@ func answer(err error, md metadata.MD) client.Answer {
 			quota = true
 		}
 	}
+	if len(header) == 0 && !quota && !hasRateLimit(md) {
+		return client.Answer{Failed: true}
+	}
+	a.Header = httpHeader(md)
 	switch st.Code() {
 	case codes.ResourceExhausted:
 		a.Refused = quota
@@ -272,8 +329,10 @@ func answer(err error, md metadata.MD) client.Answer {
 	return a
 }
 
-// header converts trailing metadata to the HTTP fields the pacer reads.
-func header(md metadata.MD) http.Header {
+// httpHeader converts metadata to the HTTP fields the pacer reads (a
+// Server's "date" entry to Date, which a Unix-time reset is taken relative
+// to).
+func httpHeader(md metadata.MD) http.Header {
 	if len(md) == 0 {
 		return nil
 	}

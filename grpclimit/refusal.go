@@ -24,9 +24,10 @@ import (
 // the Help links, its headers the trailers; the decision gives RetryInfo's
 // exact delay (never later than the problem's Retry-After, which is whole
 // seconds) and a QuotaFailure violation per limit exceeded. Its trailers
-// add grpc-retry-pushback-ms (PushbackOf the status, for r's context,
-// spread by Limits.RetryJitter: see pushback), which grpc-go's own
-// retries heed where they ignore RetryInfo.
+// add the decision's date (see fields) and grpc-retry-pushback-ms
+// (PushbackOf the status, for r's context, spread by Limits.RetryJitter:
+// see pushback), which grpc-go's own retries heed where they ignore
+// RetryInfo.
 func (s *Server) refusal(r *http.Request, res *httplimit.Result) (*status.Status, metadata.MD) {
 	w := &recorder{header: http.Header{}}
 	s.m.Refuse(w, r, res)
@@ -51,7 +52,7 @@ func (s *Server) refusal(r *http.Request, res *httplimit.Result) (*status.Status
 	if withDetails, err := st.WithDetails(details...); err == nil {
 		st = withDetails
 	}
-	md := fields(w.header)
+	md := fields(w.header, res.Now)
 	md.Set(pushbackKey, s.pushback(r.Context(), st, res))
 	return st, md
 }

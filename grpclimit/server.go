@@ -265,7 +265,7 @@ func (s *Server) admit(ctx context.Context, method string, trailer, header func(
 	}
 	h := http.Header{}
 	s.m.WriteHeaders(h, res)
-	md := fields(h)
+	md := fields(h, res.Now)
 	if res.Decision.Delay > 0 {
 		if err := s.queue(ctx, res); err != nil {
 			return nil, err
@@ -325,8 +325,12 @@ func (s *Server) request(ctx context.Context, method string) *http.Request {
 }
 
 // fields returns the RateLimit fields of h (and Retry-After) as metadata,
-// keys in lower case as gRPC sends them.
-func fields(h http.Header) metadata.MD {
+// keys in lower case as gRPC sends them, with a "date" entry when it has
+// any: now, the decision's time, as an HTTP-date (http.TimeFormat), which
+// a client takes a Unix-time reset (the legacy X-RateLimit-Reset) relative
+// to, as it does an HTTP response's Date, so that the clocks' skew does not
+// matter.
+func fields(h http.Header, now time.Time) metadata.MD {
 	md := metadata.MD{}
 	for k, vs := range h {
 		lk := strings.ToLower(k)
@@ -334,5 +338,12 @@ func fields(h http.Header) metadata.MD {
 			md[lk] = vs
 		}
 	}
+	if len(md) > 0 && !now.IsZero() {
+		md[dateKey] = []string{now.UTC().Format(http.TimeFormat)}
+	}
 	return md
 }
+
+// dateKey is the metadata key of the time of a Server's decision (see
+// fields).
+const dateKey = "date"
