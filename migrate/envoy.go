@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/internal/yamlexpand"
 )
 
 // EnvoyRulesFile is the name Files gives an imported envoyproxy/ratelimit
@@ -66,9 +68,9 @@ func Envoy(src, source string) (*Translation, error) {
 	t.EnvoyRulesText = t.envoyFirstDocument(src, dec, root.Line)
 	// The rules are those of the file's reading with its aliases and merge
 	// keys expanded, as sluice's service and envoyproxy/ratelimit read it.
-	x := newEnvoyExpander(source)
-	if root = x.node(root); x.err != nil {
-		return nil, x.err
+	root, _, err := expandEnvoy(root, source)
+	if err != nil {
+		return nil, err
 	}
 	domain := mapValue(root, "domain")
 	if domain == nil || domain.Kind != yaml.ScalarNode || domain.Value == "" {
@@ -285,16 +287,15 @@ func shadowRules(src string) (string, error) {
 // to would take shadow_mode: true from it, which the service refuses: it
 // gets the shadow_mode it had written at its own level.
 func shadowDescriptors(root *yaml.Node) error {
-	x := newEnvoyExpander("envoy rules")
-	expanded := x.node(root)
-	if x.err != nil {
-		return x.err
+	expanded, x, err := expandEnvoy(root, "envoy rules")
+	if err != nil {
+		return err
 	}
 	moveEnvoyShadows(root, root)
 	had := map[*yaml.Node]bool{} // a descriptor as written → its shadow_mode, expanded
 	var rules []*yaml.Node
 	eachEnvoyDescriptor(expanded, func(d *yaml.Node) {
-		own := x.written[d]
+		own := x.Written(d)
 		had[own] = envoyTrue(mapValue(d, "shadow_mode"))
 		if hasEnvoyRule(d) {
 			rules = append(rules, own)
@@ -307,14 +308,13 @@ func shadowDescriptors(root *yaml.Node) error {
 	// merges: one round restores them all, a second finds none to.
 	settled := map[*yaml.Node]bool{}
 	for {
-		x := newEnvoyExpander("envoy rules")
-		expanded := x.node(root)
-		if x.err != nil {
-			return x.err
+		expanded, x, err := expandEnvoy(root, "envoy rules")
+		if err != nil {
+			return err
 		}
 		var changed []*yaml.Node
 		eachEnvoyDescriptor(expanded, func(d *yaml.Node) {
-			if own := x.written[d]; !hasEnvoyRule(d) && envoyTrue(mapValue(d, "shadow_mode")) != had[own] {
+			if own := x.Written(d); !hasEnvoyRule(d) && envoyTrue(mapValue(d, "shadow_mode")) != had[own] {
 				changed = append(changed, own)
 			}
 		})
@@ -375,7 +375,7 @@ func moveEnvoyShadows(root, n *yaml.Node) {
 // written in the mapping m (as an alias, too), or -1.
 func envoyShadowAt(m *yaml.Node) int {
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		if k := resolveEnvoyAlias(m.Content[i]); k.Kind == yaml.ScalarNode && k.Value == "shadow_mode" && !isMergeKey(k) {
+		if k := yamlexpand.Resolve(m.Content[i]); k.Kind == yaml.ScalarNode && k.Value == "shadow_mode" && !yamlexpand.IsMergeKey(k) {
 			return i
 		}
 	}
@@ -387,7 +387,7 @@ func envoyShadowAt(m *yaml.Node) int {
 func lastMergeKey(m *yaml.Node) int {
 	last := -1
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		if isMergeKey(m.Content[i]) {
+		if yamlexpand.IsMergeKey(m.Content[i]) {
 			last = i
 		}
 	}

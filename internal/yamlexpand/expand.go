@@ -1,0 +1,284 @@
+// Package yamlexpand expands the anchors, aliases and merge keys of a YAML
+// node tree as gopkg.in/yaml.v2 reads them, for the readers of files that
+// envoyproxy/ratelimit reads with yaml.v2: sluice's Envoy service (package
+// envoy) and the import of those files (package migrate).
+//
+// An alias (*name) stands for the node its anchor (&name) marks, and a
+// merge key (<<: *name, or <<: [*a, *b]) sets the keys of the mappings it
+// names, as if written there. Where a merged mapping and a key written in
+// the mapping both set a key, the one that comes later in the mapping is
+// the value (the first of a list of merged mappings wins over the others),
+// as yaml.v2 decides; a key written before a merge key that also sets it
+// is an error, because YAML 1.2 readers (and so other tools reading the
+// same file) keep the written one instead. The keys that Options.Overlaid
+// names are the exception: a later mapping of such a key changes only the
+// keys it sets of the earlier mapping and keeps the others, as yaml.v2
+// does when it decodes both into one pointer to a struct; a later value
+// that is not a mapping (null) replaces it. An alias used as a key stands
+// for its anchor's scalar; an alias of a mapping or a list as a key, an
+// alias that names no anchor and one inside the node its anchor marks are
+// errors. A key written twice in a mapping stays twice, as written, for
+// the reader to refuse. A document whose aliases expand to more than
+// MaxNodes nodes is an error, so that a small file of aliases of aliases
+// cannot make its reader walk an exponentially large tree.
+package yamlexpand
+
+import (
+	"fmt"
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
+)
+
+// MaxNodes bounds the nodes of one document once its aliases are
+// expanded.
+const MaxNodes = 1 << 21
+
+// Options says how a reader expands its documents.
+type Options struct {
+	// Overlaid names the keys whose later mapping, in one mapping, is
+	// written over the earlier one rather than replacing it (see the
+	// package comment).
+	Overlaid []string
+	// Report is called with each problem found: the node it is at, its
+	// field path (yamlcheck.Join's, "" for the document; an alias used as
+	// a key is named *name) and what it is, a message naming neither. The
+	// expansion stops at the first problem, but a merged mapping's keys
+	// written before the merge key are each reported. Nil: Expand reports
+	// only that there was a problem.
+	Report func(n *yaml.Node, path, msg string)
+}
+
+// An Expander expands the aliases and merge keys of one document. It is
+// not safe for concurrent use.
+type Expander struct {
+	opts Options
+	// done maps each node expanded to its expansion; sizes holds the node
+	// count of each expansion, aliases expanded; written maps each
+	// expansion back to the node of the document it expands.
+	done    map[*yaml.Node]*yaml.Node
+	sizes   map[*yaml.Node]int
+	written map[*yaml.Node]*yaml.Node
+	// open holds the nodes being expanded: an alias of one of them is an
+	// alias of a node that contains it.
+	open map[*yaml.Node]bool
+	// failed is set once a problem is reported: the expansion stops there.
+	failed bool
+}
+
+// New returns an Expander for one document.
+func New(opts Options) *Expander {
+	return &Expander{opts: opts, done: map[*yaml.Node]*yaml.Node{}, sizes: map[*yaml.Node]int{},
+		written: map[*yaml.Node]*yaml.Node{}, open: map[*yaml.Node]bool{}}
+}
+
+// Expand returns doc with its aliases and merge keys expanded, and true;
+// or false after reporting why it cannot be. doc is not changed: the
+// expansion shares the nodes that hold no alias and no merge key with it,
+// and copies the others.
+func (x *Expander) Expand(doc *yaml.Node) (*yaml.Node, bool) {
+	out := x.node(doc, "")
+	return out, !x.failed
+}
+
+// Written returns the node of the document that the node n of its
+// expansion expands (a mapping merged or aliased in many places expands
+// one node written once), or nil if n is none. A mapping's expansion
+// holds the keys written at its own level, merge keys included.
+func (x *Expander) Written(n *yaml.Node) *yaml.Node { return x.written[n] }
+
+func (x *Expander) fail(n *yaml.Node, path, format string, args ...any) *yaml.Node {
+	x.failed = true
+	if x.opts.Report != nil {
+		x.opts.Report(n, path, fmt.Sprintf(format, args...))
+	}
+	return n
+}
+
+// node returns the expansion of n (n itself when it holds no alias and no
+// merge key).
+func (x *Expander) node(n *yaml.Node, path string) *yaml.Node {
+	if x.failed {
+		return n
+	}
+	if n.Kind == yaml.AliasNode {
+		switch {
+		case n.Alias == nil:
+			return x.fail(n, path, "alias *%s names no anchor", n.Value)
+		case x.open[n.Alias]:
+			return x.fail(n, path, "alias *%s is inside the node its anchor marks", n.Value)
+		}
+		return x.node(n.Alias, path)
+	}
+	if out, ok := x.done[n]; ok {
+		return out
+	}
+	if len(n.Content) == 0 {
+		x.done[n], x.sizes[n], x.written[n] = n, 1, n
+		return n
+	}
+	x.open[n] = true
+	defer delete(x.open, n)
+	var content []*yaml.Node
+	if n.Kind == yaml.MappingNode {
+		content = x.mapping(n, path)
+	} else {
+		content = make([]*yaml.Node, len(n.Content))
+		for i, c := range n.Content {
+			p := path
+			if n.Kind == yaml.SequenceNode {
+				p = fmt.Sprintf("%s[%d]", path, i)
+			}
+			content[i] = x.node(c, p)
+		}
+	}
+	if x.failed {
+		return n
+	}
+	size := 1
+	for _, c := range content {
+		size += x.sizes[c]
+	}
+	if size > MaxNodes {
+		return x.fail(n, path, "its aliases expand to more than %d YAML nodes", MaxNodes)
+	}
+	out := n
+	if !slices.Equal(content, n.Content) {
+		cp := *n
+		cp.Content = content
+		out = &cp
+	}
+	x.done[n], x.sizes[out], x.written[out] = out, size, n
+	return out
+}
+
+// mapping returns the keys and values of the mapping n, its merge keys
+// replaced by the keys they set.
+func (x *Expander) mapping(n *yaml.Node, path string) []*yaml.Node {
+	type pair struct {
+		k, v    *yaml.Node
+		written bool // written in n, not merged
+	}
+	var pairs []pair
+	at := map[string]int{} // key → index in pairs
+	set := func(k, v *yaml.Node, written bool, mergeKey *yaml.Node) {
+		i, ok := at[k.Value]
+		switch {
+		case !ok || k.Kind != yaml.ScalarNode || written && pairs[i].written:
+			// A key written twice stays twice, for the reader to refuse.
+			at[k.Value] = len(pairs)
+			pairs = append(pairs, pair{k, v, written})
+		case written:
+			pairs[i] = pair{k, x.overlay(k, pairs[i].v, v), written}
+		case pairs[i].written:
+			x.fail(pairs[i].k, yamlcheck.Join(path, k.Value),
+				"set before the merge key on line %d, which sets it too: move it after the merge key (envoyproxy/ratelimit keeps the merged value, YAML 1.2 the written one)",
+				mergeKey.Line)
+		default:
+			pairs[i] = pair{k, x.overlay(k, pairs[i].v, v), written}
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !IsMergeKey(k) {
+			p := yamlcheck.Join(path, k.Value)
+			set(x.key(k, path), x.node(v, p), true, nil)
+			continue
+		}
+		p := yamlcheck.Join(path, k.Value)
+		sources := []*yaml.Node{v}
+		if target := Resolve(v); target.Kind == yaml.SequenceNode {
+			sources = target.Content
+		}
+		// The first of a list wins: merge the others first.
+		for j := len(sources) - 1; j >= 0; j-- {
+			m := x.node(sources[j], p)
+			if x.failed {
+				return nil
+			}
+			if m.Kind != yaml.MappingNode {
+				x.fail(sources[j], p, "want a mapping (or a list of mappings) to merge, got %s", yamlcheck.Describe(m))
+				return nil
+			}
+			for c := 0; c+1 < len(m.Content); c += 2 {
+				set(m.Content[c], m.Content[c+1], false, k)
+			}
+		}
+	}
+	out := make([]*yaml.Node, 0, 2*len(pairs))
+	for _, p := range pairs {
+		out = append(out, p.k, p.v)
+	}
+	return out
+}
+
+// overlay returns the value of the key k of a mapping that sets k to old
+// and then to v (a merge key's value, or one written after it): v, but
+// for two mappings of a key that Options.Overlaid names, old's pairs with
+// v's written over them. The result is placed where v is written; a key
+// that v or old holds twice stays twice, for the reader to refuse.
+func (x *Expander) overlay(k, old, v *yaml.Node) *yaml.Node {
+	if old.Kind != yaml.MappingNode || v.Kind != yaml.MappingNode || !slices.Contains(x.opts.Overlaid, k.Value) {
+		return v
+	}
+	content := slices.Clone(old.Content)
+	at := map[string]int{} // key of old → index in content
+	for i := 0; i+1 < len(content); i += 2 {
+		if content[i].Kind == yaml.ScalarNode {
+			at[content[i].Value] = i
+		}
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		if j, ok := at[v.Content[i].Value]; ok && v.Content[i].Kind == yaml.ScalarNode {
+			content[j], content[j+1] = v.Content[i], v.Content[i+1]
+			delete(at, v.Content[i].Value)
+			continue
+		}
+		content = append(content, v.Content[i], v.Content[i+1])
+	}
+	out := *v
+	out.Content = content
+	size := 1
+	for _, c := range content {
+		size += x.sizes[c]
+	}
+	x.sizes[&out] = size
+	return &out
+}
+
+// key returns the expansion of the key k of the mapping at path, placed
+// where k is written: an alias (*name :) stands for its anchor's scalar,
+// as yaml.v2 reads it, and an alias of a mapping or a list, which names no
+// field, is refused.
+func (x *Expander) key(k *yaml.Node, path string) *yaml.Node {
+	if k.Kind != yaml.AliasNode {
+		return x.node(k, yamlcheck.Join(path, k.Value))
+	}
+	path = yamlcheck.Join(path, "*"+k.Value)
+	out := x.node(k, path)
+	if x.failed {
+		return k
+	}
+	if out.Kind != yaml.ScalarNode {
+		return x.fail(k, path, "a key written as an alias of %s, which names no field", yamlcheck.Describe(out))
+	}
+	at := *out
+	at.Line, at.Column = k.Line, k.Column
+	x.sizes[&at] = x.sizes[out]
+	return &at
+}
+
+// IsMergeKey reports whether the mapping key k, as written, is a merge key
+// (<<).
+func IsMergeKey(k *yaml.Node) bool { return k.Kind == yaml.ScalarNode && k.Tag == "!!merge" }
+
+// Resolve returns the node n stands for: its anchor's, for an alias (of an
+// alias…), n itself otherwise.
+func Resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
