@@ -105,3 +105,20 @@ func secretName(name string) bool {
 	}
 	return false
 }
+
+// A ";" ends no secret's value: the servers a webhook or a JWK Set URL
+// reaches (the WHATWG URL standard, Python's parse_qs since 3.9.2, Node's
+// URLSearchParams; Go's url.ParseQuery refuses the pair) read
+// "token=s3cr3t;tail" as one value, and net/http sends the query as
+// written, so the whole of it is masked.
+func TestURLMasksASecretsValuePastASemicolon(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://hooks.example.com/notify?token=s3cr3t;Zq8tail":                "https://hooks.example.com/notify?token=xxxxx",
+		"https://idp.example.com/keys?access_token=s3cr3t;Zq8tail&tenant=acme": "https://idp.example.com/keys?access_token=xxxxx&tenant=acme",
+		"https://h.example.com/?token=;Zq8tail#x":                              "https://h.example.com/?token=xxxxx#x",
+	} {
+		if got := redact.URL(in); got != want {
+			t.Errorf("URL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -37,8 +37,8 @@ const mask = "xxxxx"
 //
 // The query begins at the first "?" or "#" (a fragment's parameters, as
 // an OAuth redirect carries an access_token, are read as the query's).
-// Its parameters are split at "&", ";" and "#", and each name from its
-// value at the first "=". A parameter is named as a secret (?password=,
+// Its parameters are split at "&", ";" and "#" (Rack 2 splits at ";"), and
+// each name from its value at the first "=". A parameter is named as a secret (?password=,
 // as Redis clients read one; a webhook's ?token=; a JWK Set's
 // ?access_token=; a signed URL's X-Amz-Signature or sig) when a word of
 // its name, its escapes decoded, in any case, is or ends in one of auth,
@@ -48,7 +48,9 @@ const mask = "xxxxx"
 // split before each capital that follows a lower-case letter:
 // access_token, X-Api-Key, accessTokenId, apikey, TOKEN and db_password2
 // name secrets; db, keyspace, signal and author do not. A secret's value
-// is masked up to the next "&", ";" or "#"; an empty value is kept empty,
+// is masked up to the next "&" or "#", past any ";" (the WHATWG URL
+// standard, Python's parse_qs and Node read "token=a;b" as one value);
+// an empty value is kept empty,
 // and every other parameter as written: an operator still reads ?db=2.
 //
 // A user information masked may hold a "?" and a query an "@": the query
@@ -106,8 +108,14 @@ func secretValues(s string, i int, hide []span) []span {
 		if to < from {
 			to = len(s)
 		}
-		if name, value, ok := strings.Cut(s[from:to], "="); ok && value != "" && secretName(name) {
-			hide = append(hide, span{to - len(value), to})
+		if name, value, ok := strings.Cut(s[from:to], "="); ok && secretName(name) {
+			end := len(s) // a secret's value: to the next "&" or "#", past any ";"
+			if e := strings.IndexAny(s[to:], "&#"); e >= 0 {
+				end = to + e
+			}
+			if v := to - len(value); v < end {
+				hide = append(hide, span{v, end})
+			}
 		}
 		from = to + 1
 	}
