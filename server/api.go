@@ -76,10 +76,14 @@ func (s *Server) releaseCheck(sc *checkScratch) {
 
 // handleCheck is POST /v1/check, for callers with the check scope; sending
 // "plan" also needs override_plan, which is refused before any decision.
-// When the store cannot decide it answers 503 with Retry-After: 1. A check
-// that the degradation level sheds (state.shed, as the proxy sheds its
-// endpoint; one of neither method nor path at level 3 alone) is answered
-// a refusal that spends nothing (shedCheck).
+// When the store cannot decide it answers 503 with Retry-After: 1. A
+// described POST that carries a method override (a methodOverride header
+// of its headers, or a _method of its path's query; a check describes no
+// body) is judged as forward-auth judges it (overrideJudged): as the
+// method named, or as the POST, or refused with a 400 that spends
+// nothing. A check that the degradation level sheds (state.shed, as the
+// proxy sheds its endpoint; one of neither method nor path at level 3
+// alone) is answered a refusal that spends nothing (shedCheck).
 func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) {
 	sc := s.checks.Get().(*checkScratch)
 	defer s.releaseCheck(sc)
@@ -114,11 +118,17 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 		cost = *req.Cost
 	}
 	st := s.state.Load()
-	level := s.ctl.Level()
-	if level > degrade.Normal && s.shedCheck(w, r, st, sc, level) {
+	_, query, _ := strings.Cut(req.Path, "?")
+	method, err := overrideJudged(st.cfg, req.Method, query, c.Header)
+	if err != nil {
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
 		return
 	}
-	mw, res, err := st.decideAt(r.Context(), level, c, req.Method, req.Path, cost)
+	level := s.ctl.Level()
+	if level > degrade.Normal && s.shedCheck(w, r, st, sc, level, method) {
+		return
+	}
+	mw, res, err := st.decideAt(r.Context(), level, c, method, req.Path, cost)
 	if err != nil {
 		if errors.Is(err, httplimit.ErrUnknownPlan) || errors.Is(err, sluice.ErrInvalidCheck) || errors.Is(err, httplimit.ErrTokenRefused) {
 			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
@@ -136,7 +146,7 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 	sc.fill(mw, res)
 	if !res.Exempt && !res.Decision.Allowed {
 		path, _, _ := strings.Cut(req.Path, "?")
-		s.logRefusal("decision-api", req.Method, path, requestID(r.Header), res, 0)
+		s.logRefusal("decision-api", method, path, requestID(r.Header), res, 0)
 	}
 	if p := mw.Keep(res); p != nil {
 		sc.out.Settle = s.settleID(p)
@@ -167,19 +177,26 @@ type checkShed struct {
 // shedCheck reports whether level sheds the check in sc (state.shed: as
 // the proxy sheds its endpoint; one that names no endpoint, neither method
 // nor path, at level 3 only), and if so answers it 200 with a checkShed, its
-// wait shedRetryAfter, and counts and logs it (noteShed). A shed is a refusal, as the
-// limits' are, the caller's to pass on: a 503 is the answer of a limiter
-// that could not decide, which a caller may fail open on.
-func (s *Server) shedCheck(w http.ResponseWriter, r *http.Request, st *state, sc *checkScratch, level degrade.Level) bool {
+// wait shedRetryAfter, and counts and logs it (noteShed). judged is the
+// method the check is judged by (overrideJudged): a POST judged as another
+// is shed by the classes of either method, as forward-auth sheds it. A
+// shed is a refusal, as the limits' are, the caller's to pass on: a 503 is
+// the answer of a limiter that could not decide, which a caller may fail
+// open on.
+func (s *Server) shedCheck(w http.ResponseWriter, r *http.Request, st *state, sc *checkScratch, level degrade.Level, judged string) bool {
 	req := &sc.req
 	var described *http.Request // none: a check of the client's limits alone
 	method, path := "", ""
 	if sc.endpoint {
-		described = describedRequest(req.Method, req.Path, req.Host)
-		method = req.Method
+		described = describedRequest(judged, req.Path, req.Host)
+		method = judged
 		path, _, _ = strings.Cut(req.Path, "?")
 	}
 	refuse, why := st.shed(level, described)
+	if !refuse && described != nil && judged != req.Method {
+		described.Method = req.Method
+		refuse, why = st.shed(level, described) // a class of either reading
+	}
 	if !refuse {
 		return false
 	}

@@ -257,24 +257,40 @@ func firstOf(vs ...string) string {
 // it is (nil, orig unchanged) when the POST is at least as strict as the
 // method named, as the reverse proxy judges a _method (paramOverride); an
 // error (a 400, nothing spent) when neither is, and for overrides that
-// name two methods or no method.
+// name two methods or no method. overrideJudged judges the method.
 func judgeOverride(cfg *config.Config, orig *http.Request, h http.Header) (posted *http.Request, err error) {
-	if orig.Method != http.MethodPost {
-		return nil, nil // only a POST is overridden
-	}
-	m, err := methodOverrideOf(h, orig.URL.RawQuery)
-	if err != nil || m == "" || m == http.MethodPost {
+	m, err := overrideJudged(cfg, orig.Method, orig.URL.RawQuery, h)
+	if err != nil || m == orig.Method {
 		return nil, err
-	}
-	if !judgedAsStrictly(cfg, m, http.MethodPost) {
-		if judgedAsStrictly(cfg, http.MethodPost, m) {
-			return nil, nil // the POST pays at least what the method named would
-		}
-		return nil, fmt.Errorf("a POST with a method override to %s (X-HTTP-Method-Override, X-HTTP-Method or X-Method-Override, or the query's _method), which upstreams that honour it serve as a %s: the configuration judges some request more strictly as a POST than as a %s (a cost, rule or exemption by method), so neither method alone judges it; have the front proxy drop those headers, and send the %s itself rather than _method", m, m, m, m)
 	}
 	p := *orig
 	orig.Method = m
 	return &p, nil
+}
+
+// overrideJudged returns the method by which cfg judges a described
+// request of method, whose headers are h and whose query string is query,
+// as judgeOverride judges it: the method its override names, method itself,
+// or an error, the detail of a 400. It allocates nothing for a request
+// that is no POST.
+func overrideJudged(cfg *config.Config, method, query string, h http.Header) (string, error) {
+	if method != http.MethodPost {
+		return method, nil // only a POST is overridden
+	}
+	m, err := methodOverrideOf(h, query)
+	if err != nil {
+		return "", err
+	}
+	if m == "" || m == http.MethodPost {
+		return method, nil
+	}
+	if !judgedAsStrictly(cfg, m, http.MethodPost) {
+		if judgedAsStrictly(cfg, http.MethodPost, m) {
+			return method, nil // the POST pays at least what the method named would
+		}
+		return "", fmt.Errorf("a POST with a method override to %s (X-HTTP-Method-Override, X-HTTP-Method or X-Method-Override, or the query's _method), which upstreams that honour it serve as a %s: the configuration judges some request more strictly as a POST than as a %s (a cost, rule or exemption by method), so neither method alone judges it; have the front proxy drop those headers, and send the %s itself rather than _method", m, m, m, m)
+	}
+	return m, nil
 }
 
 // methodOverrideOf returns the method that h's method overrides
