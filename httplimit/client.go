@@ -86,6 +86,9 @@ func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path st
 		return nil, err
 	}
 	res := m.result()
+	// A peek is one before its exemptions are judged: an exempt peek
+	// decides no request either, so OnExempt is not told of it.
+	res.peeking = cost == 0
 	// Routes match on the method and path alone: a request made of them,
 	// kept in the pooled Result (matching keeps no reference to it).
 	path, query, _ := strings.Cut(path, "?")
@@ -105,7 +108,7 @@ func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path st
 		return m.exempted(r, res, by), nil
 	}
 	res.Exempt, res.ExemptBy, res.Identity, res.plan = false, "", id, m.planOf(id.Plan)
-	res.Cost, res.peeking = cost, cost == 0
+	res.Cost = cost
 	if cost < 0 {
 		res.Cost = res.plan.costs.cost(r)
 	}

@@ -62,7 +62,10 @@ const subjectForms = "key:<SHA-256 of the key, 64 hex digits>, " + KeyNameSubjec
 //     more than the client alone (whose states are the client's): its
 //     values, one per attribute of its key joined by "|", each named as
 //     a request sends it or as a store key keeps it: the key its requests
-//     are kept under (see ruleValue);
+//     are kept under (see ruleValue). A client's subject holding a "|"
+//     ("ext:auth0|123") may be named as it is where the text reads one way
+//     only (see ruleKeyReadings); an error names the keys of a text that
+//     reads two ways, each with such a subject hashed;
 //   - GlobalSubject, as it is.
 //
 // Subject does not check whether any state is kept under the subject.
@@ -130,8 +133,9 @@ func (m *Middleware) ipSubject(subject, rest string) (string, error) {
 
 // ruleSubject is Subject of subject, "rule:" and rest: rest is the rule's
 // name, "/" and its key's values, one per attribute of its key joined by
-// "|" (a key of one attribute takes the whole text as its value), each
-// read as the rule's store key keeps it (see ruleValue).
+// "|" (a key of one attribute takes the whole text as its value; in one of
+// more, a client's subject may hold a "|": see ruleKeyReadings), each read
+// as the rule's store key keeps it (see ruleValue).
 func (m *Middleware) ruleSubject(subject, rest string) (string, error) {
 	name, key, ok := strings.Cut(rest, "/")
 	if !ok || key == "" {
@@ -147,17 +151,37 @@ func (m *Middleware) ruleSubject(subject, rest string) (string, error) {
 	ru := m.rules[i]
 	values := []string{key}
 	if len(ru.parts) > 1 {
-		values = strings.SplitN(key, "|", len(ru.parts)+1)
+		values = strings.Split(key, "|")
+	}
+	if len(values) > len(ru.parts) {
+		switch rs := m.ruleKeyReadings(ru, values); len(rs) {
+		case 1:
+			values = rs[0]
+		case 2:
+			a, _ := m.ruleKeyName(ru, rs[0])
+			b, _ := m.ruleKeyName(ru, rs[1])
+			return "", fmt.Errorf("%q names no rule's key: it reads as %s and as %s (a subject holds a |): name one of them", subject, a, b)
+		}
 	}
 	if len(values) != len(ru.parts) {
 		return "", fmt.Errorf("%q names no rule's key: rule %q is keyed by %d values joined by | (%s)", subject, name, len(ru.parts), ru.keyKinds())
 	}
+	rk, err := m.ruleKeyName(ru, values)
+	if err != nil {
+		return "", fmt.Errorf("%q names no rule's key: %w", subject, err)
+	}
+	return rk, nil
+}
+
+// ruleKeyName returns the rule's key of values, one of each attribute of
+// ru's key, each read by ruleValue.
+func (m *Middleware) ruleKeyName(ru *rule, values []string) (string, error) {
 	var b strings.Builder
-	b.WriteString("rule:" + name + "/")
+	b.WriteString("rule:" + ru.name + "/")
 	for j, v := range values {
 		sv, err := m.ruleValue(ru, &ru.parts[j], v)
 		if err != nil {
-			return "", fmt.Errorf("%q names no rule's key: its %s value: %w", subject, ru.parts[j].kind, err)
+			return "", fmt.Errorf("its %s value: %w", ru.parts[j].kind, err)
 		}
 		if j > 0 {
 			b.WriteByte('|')
@@ -165,6 +189,78 @@ func (m *Middleware) ruleSubject(subject, rest string) (string, error) {
 		b.WriteString(sv)
 	}
 	return b.String(), nil
+}
+
+// ruleKeyReadings returns the first two ways, or fewer, of reading texts,
+// a rule's key split at each '|', as values of the attributes of ru's key,
+// each of which ruleValue takes, when there are more texts than
+// attributes: a value of several texts is a client's subject holding a '|'
+// ("ext:auth0|123"), of an attribute whose value may be a subject (see
+// takesSubject); any other value holding one is named by its hash. It
+// takes time linear in len(texts) × len(ru.parts).
+func (m *Middleware) ruleKeyReadings(ru *rule, texts []string) [][]string {
+	t, p := len(texts), len(ru.parts)
+	// n[at(i, j)]: the readings of texts[i:] as values of ru.parts[j:], at
+	// most 2; from[at(i, j)]: those of texts[i':] for every i' ≥ i.
+	at := func(i, j int) int { return i*(p+1) + j }
+	n := make([]uint8, (t+1)*(p+1))
+	from := make([]uint8, (t+2)*(p+1))
+	single := make([]bool, t*p) // texts[i] is a value of ru.parts[j]
+	n[at(t, p)], from[at(t, p)] = 1, 1
+	for i := t - 1; i >= 0; i-- {
+		for j := p - 1; j >= 0; j-- {
+			kp := &ru.parts[j]
+			c := 0
+			if _, err := m.ruleValue(ru, kp, texts[i]); err == nil {
+				single[i*p+j] = true
+				c += int(n[at(i+1, j+1)])
+			}
+			if strings.HasPrefix(texts[i], "ext:") && ru.takesSubject(kp) {
+				c += int(from[at(i+2, j+1)])
+			}
+			n[at(i, j)] = uint8(min(c, 2))
+		}
+		for j := 0; j <= p; j++ {
+			from[at(i, j)] = min(n[at(i, j)]+from[at(i+1, j)], 2)
+		}
+	}
+	read := func(k int) []string {
+		values := make([]string, 0, p)
+		for i, j := 0, 0; j < p; j++ {
+			if single[i*p+j] {
+				c := int(n[at(i+1, j+1)])
+				if k < c {
+					values = append(values, texts[i])
+					i++
+					continue
+				}
+				k -= c
+			}
+			for end := i + 2; ; end++ { // a subject: n[at(i, j)] > k
+				c := int(n[at(end, j+1)])
+				if k < c {
+					values = append(values, strings.Join(texts[i:end], "|"))
+					i = end
+					break
+				}
+				k -= c
+			}
+		}
+		return values
+	}
+	readings := make([][]string, n[at(0, 0)])
+	for k := range readings {
+		readings[k] = read(k)
+	}
+	return readings
+}
+
+// takesSubject reports whether a value of kp, an attribute of ru's key,
+// may be a client's subject (see ruleValue): the client's, or under
+// FallbackIP that of a client without a value of its own.
+func (ru *rule) takesSubject(kp *keyPart) bool {
+	return kp.kind == KeyClient ||
+		kp.kind != KeyRoute && kp.kind != KeyRule && ru.fallback != FallbackShared && ru.fallback != FallbackSkip
 }
 
 // keyKinds returns the kinds of the attributes of ru's key, joined by "|".
@@ -305,10 +401,7 @@ func rawRuleValue(kp *keyPart, v string) (raw string, ambiguous bool) {
 	case kp.trimmed():
 		return trimValue(v), false
 	case kp.kind == KeyHost:
-		if _, err := netip.ParseAddr(v); err != nil {
-			v = hostOnly(v)
-		}
-		return hostValue(v), false
+		return hostValue(hostOnly(v)), false
 	case kp.kind == KeyURLPath:
 		p := withoutParams(v)
 		if u, ok := unslashed(p); ok {

@@ -199,9 +199,9 @@ type Options struct {
 	// OnExempt, when set, is called for every exempt request with why
 	// (ExemptRoute, ExemptAddress, ExemptKey, ExemptUser): exempt requests
 	// are never limited, never counted in the store and never observed by
-	// Observer. A read of an exempt client's standing (StatusHandler) is no
-	// request to the API and is not told. It runs on the request's
-	// goroutine and must not keep r.
+	// Observer. A read of an exempt client's standing (StatusHandler) and a
+	// DecideFor of cost 0 (a peek) are no request to the API and are not
+	// told. It runs on the request's goroutine and must not keep r.
 	OnExempt func(r *http.Request, reason string)
 	// OnRefusal, when set, is called for every refusal Refuse and
 	// RefuseWithStatus write — a limit's, or the penalty box's

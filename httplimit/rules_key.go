@@ -106,7 +106,8 @@ func (m *Middleware) ruleKey(ru *rule, f *requestFacts, pat int, pm *pathMatch, 
 // one count that every such client shares, which only FallbackShared asks
 // for. A subject kept as it is is no value of the key: each holds a ':'
 // or a '#', which no value appendKeyValue keeps as it is holds (a long
-// one is hashed as a value of the same text would be).
+// one, or one holding a '|', is hashed as a value of the same text would
+// be).
 func (m *Middleware) appendFallbackIP(buf []byte, f *requestFacts) []byte {
 	if a := f.clientAddr(m.id); a.IsValid() {
 		return appendAddrGroup(append(buf, "ip:"...), a, m.id.ipv4Prefix, m.id.ipv6Prefix)
@@ -115,11 +116,14 @@ func (m *Middleware) appendFallbackIP(buf []byte, f *requestFacts) []byte {
 }
 
 // appendSubject appends a client's subject as a rule's store key keeps it:
-// as it is, or, longer than maxKeySubject (a caller's own "ext:…" may be
-// as long as a store key), "#" and 32 hex digits of its SHA-256, as no
-// subject of another kind starts.
+// as it is, or "#" and 32 hex digits of its SHA-256, as no subject of
+// another kind starts, when it is longer than maxKeySubject (a caller's own
+// "ext:…" may be as long as a store key) or holds a '|', which joins a
+// key's values: as it is, subject "ext:m|n" without a value of its own
+// ("ext:m|n|ext:m|n" under FallbackIP) and "ext:m|n|ext:m" with the value
+// "n" would be one key. Only a caller's own subject may hold either.
 func appendSubject(buf []byte, subject string) []byte {
-	if len(subject) > maxKeySubject {
+	if len(subject) > maxKeySubject || strings.IndexByte(subject, '|') >= 0 {
 		sum := sha256.Sum256([]byte(subject))
 		return hex.AppendEncode(append(buf, '#'), sum[:16])
 	}

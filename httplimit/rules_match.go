@@ -3,6 +3,7 @@ package httplimit
 import (
 	"cmp"
 	"net/http"
+	"net/netip"
 	"strings"
 
 	"github.com/sluice-dev/sluice"
@@ -367,9 +368,11 @@ func methodMatches(methods []string, method string) bool {
 // hostOnly returns host without its port, if it has one, and without the
 // dot of a fully qualified name ("api.example.com." is api.example.com, as
 // DNS and the servers behind sluice take it) or any further trailing dots
-// (which name no other host).
+// (which name no other host). An IPv6 address is a host with a port only
+// in brackets ("[2001:db8::1]:8080"): a text that is an IP address whole,
+// as net/url's Hostname gives one ("2001:db8::1"), has none.
 func hostOnly(host string) string {
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") && !bareIPv6(host, i) {
 		host = host[:i]
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
@@ -377,6 +380,18 @@ func hostOnly(host string) string {
 		host = host[:len(host)-1]
 	}
 	return host
+}
+
+// bareIPv6 reports whether host, whose last ':' is at i, is an IP address
+// whole. Only a text of two colons or more, not in brackets, may be one, so
+// that a name or a bracketed address and its port are read without
+// allocating.
+func bareIPv6(host string, i int) bool {
+	if host[0] == '[' || strings.IndexByte(host, ':') == i {
+		return false
+	}
+	_, err := netip.ParseAddr(host)
+	return err == nil
 }
 
 func hostMatches(hosts []string, host string) bool {
