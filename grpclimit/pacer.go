@@ -26,15 +26,17 @@ import (
 // HTTP: it holds calls that might not fit, paces them at the rate the quota
 // comes back once the burst is spent, and after a refusal holds every call
 // until the refusal's RetryInfo delay is over. A server that sends no
-// RateLimit fields is not limited, as a call it answered with its header
-// shows. A call that got neither the server's header, nor RateLimit
-// fields, nor a quota detail says nothing of the server's limits and
-// counts as a call whose answer did not arrive: it failed on the client's
-// side before it was sent (a message above grpc.MaxCallSendMsgSize, a
-// marshalling or per-RPC credentials error), or the server answered it
-// trailers-only without its limits' word (UNIMPLEMENTED for a method it
-// does not serve, answered before any interceptor). docs/client.md gives
-// the model.
+// RateLimit fields is not limited, as any status it answers shows: an
+// error (NOT_FOUND, PERMISSION_DENIED, …) as well as OK, sent after its
+// header or trailers-only. Two kinds of call say nothing of its limits
+// and count as calls whose answer did not arrive, unless they carry
+// RateLimit fields or a quota detail: a call whose status grpc-go made on
+// the client's side, which comes with none of the server's metadata (the
+// call failed before it was sent, on a message above
+// grpc.MaxCallSendMsgSize, a marshalling or per-RPC credentials error;
+// its connection failed; the answer was not gRPC's); and a call answered
+// UNIMPLEMENTED, as grpc-go answers a method the server does not serve,
+// before any interceptor. docs/client.md gives the model.
 //
 // A call waits before it is sent; a wait with a known end beyond MaxWait or
 // the call's deadline fails at once with RESOURCE_EXHAUSTED (the error
@@ -286,15 +288,18 @@ func (s *pacedStream) SendMsg(m any) error {
 }
 
 // answer is what a call's error and metadata tell the pacer: header is
-// the server's header metadata (none when the call failed before the
-// server's header came, or was answered trailers-only) and trailer its
-// trailers (a Server sends the RateLimit fields in its trailers, sluice
-// serve's proxy in the header of an admitted call). A refusal is
-// RESOURCE_EXHAUSTED with a quota detail (RetryInfo or QuotaFailure); an
-// UNAVAILABLE or a cancelled call without one is a call that may or may not
-// have been counted; so is an answer with neither a header, nor
-// RateLimit fields, nor a quota detail, which did not come from the
-// server's limits (see Pacer); any other answer came from the server.
+// the server's header metadata and trailer its trailers, as the call's
+// client stream returns them (a Server sends the RateLimit fields in its
+// trailers, sluice serve's proxy in the header of an admitted call). A
+// status the server sent comes with metadata in one or the other (at
+// least the content-type of its header, or of its trailers when it was
+// answered trailers-only); a status grpc-go made on the client's side
+// comes with none. A refusal is RESOURCE_EXHAUSTED with a quota detail
+// (RetryInfo or QuotaFailure); an UNAVAILABLE or a cancelled call without
+// one is a call that may or may not have been counted; so is a call
+// without the server's metadata, or answered UNIMPLEMENTED, that has
+// neither RateLimit fields nor a quota detail: it did not reach the
+// server's limits (see Pacer). Any other answer came from the server.
 func answer(err error, header, trailer metadata.MD) client.Answer {
 	md := header
 	if len(trailer) > 0 {
@@ -314,7 +319,7 @@ func answer(err error, header, trailer metadata.MD) client.Answer {
 			quota = true
 		}
 	}
-	if len(header) == 0 && !quota && !hasRateLimit(md) {
+	if !quota && !hasRateLimit(md) && (len(md) == 0 || st.Code() == codes.Unimplemented) {
 		return client.Answer{Failed: true}
 	}
 	a.Header = httpHeader(md)

@@ -41,6 +41,37 @@ func TestACallThatFailsBeforeItIsSentDoesNotOpenThePacer(t *testing.T) {
 	}
 }
 
+// A call whose per-RPC credentials fail is not sent; grpc-go fails it with
+// the credentials' own status, UNAUTHENTICATED here, a code a server might
+// answer too, but with none of the metadata a server's answer carries. As
+// a Pacer's first call, it says nothing of the server's limits, and the
+// batch after it is paced.
+func TestACallWhoseCredentialsFailDoesNotOpenThePacer(t *testing.T) {
+	t.Parallel()
+	pacer := &grpclimit.Pacer{MaxWait: 200 * time.Millisecond}
+	ts := startStill(t, grpclimit.Options{Limits: httplimit.Options{
+		Plans: []*httplimit.Plan{plan("free", sluice.FixedWindow(3, time.Minute))},
+	}}, grpc.WithChainUnaryInterceptor(pacer.UnaryInterceptor()))
+	err := ts.conn.Invoke(context.Background(), methodSay, wrapperspb.String("hi"), new(wrapperspb.StringValue),
+		grpc.PerRPCCredsCallOption{Creds: failingCreds{}})
+	if status.Code(err) != codes.Unauthenticated || len(ts.decisions()) != 0 {
+		t.Fatalf("first call: %v, %d decisions; want the credentials' UNAUTHENTICATED, with no call sent", err, len(ts.decisions()))
+	}
+	if admitted, paced, refused := pacedBatch(ts.conn, 8); admitted != 3 || refused != 0 {
+		t.Errorf("of 8 calls after one whose credentials failed, %d admitted, %d held by the pacer, %d refused by the server; want 3, 5, 0",
+			admitted, paced, refused)
+	}
+}
+
+// failingCreds are per-RPC credentials that fail every call, UNAUTHENTICATED.
+type failingCreds struct{}
+
+func (failingCreds) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return nil, status.Error(codes.Unauthenticated, "no token")
+}
+
+func (failingCreds) RequireTransportSecurity() bool { return true }
+
 // A call of a method the server does not serve is answered UNIMPLEMENTED by
 // grpc-go before any interceptor runs, trailers-only, without the limits'
 // word: as a Pacer's first call, it says nothing of the server's limits,
