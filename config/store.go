@@ -3,9 +3,7 @@
 package config
 
 import (
-	"errors"
 	"maps"
-	"net"
 	"slices"
 	"strings"
 	"time"
@@ -13,7 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice"
-	"github.com/sluice-dev/sluice/internal/redact"
+	"github.com/sluice-dev/sluice/internal/dialaddr"
 )
 
 // defaultReplicaWait is redis.DefaultReplicaWait, the wait of a write for
@@ -133,11 +131,12 @@ func (d *decoder) standaloneAddresses(n *yaml.Node, path, mode string) {
 }
 
 // dialAddresses decodes a list of host:port addresses to connect to (or
-// a single one), whose host is not empty and whose port is a number from 1
-// to 65535 or a service's name: a server without a port is never reached.
-// A host holding an "@", "?", "#" or "/" is refused: it is a URL's user
-// information, query or path (secret@r.example:6379), never a host, and
-// would be shown as written wherever the address is.
+// a single one), each as dialaddr.Check tells it, which the designer
+// holds its addresses to as well: a host not empty and holding no "@",
+// "?", "#" or "/" (a URL's user information, query or path, as in
+// secret@r.example:6379), and a port from 1 to 65535 or a service's name,
+// a server without a port being never reached. A refused address is shown
+// with its password and query masked (dialaddr.Shown).
 func (d *decoder) dialAddresses(n *yaml.Node, path string) []string {
 	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
 		return []string{d.dialAddress(n, path)}
@@ -149,14 +148,7 @@ func (d *decoder) dialAddresses(n *yaml.Node, path string) []string {
 
 func (d *decoder) dialAddress(n *yaml.Node, p string) string {
 	s := d.Str(n, p)
-	host, port, err := net.SplitHostPort(s)
-	if err == nil {
-		var num int
-		if num, err = net.LookupPort("tcp", port); err == nil && (num == 0 || host == "" || strings.ContainsAny(host, "@?#/")) {
-			err = errors.New("no host or port") // or a host that holds a URL's user information, query or path
-		}
-	}
-	if err != nil && n.Kind == yaml.ScalarNode {
+	if err := dialaddr.Check(s); err != nil && n.Kind == yaml.ScalarNode {
 		var instead string
 		switch {
 		case strings.Contains(s, "@"): // credentials (redis://user:secret@host:6379, as managed Redis providers hand them out)
@@ -166,19 +158,7 @@ func (d *decoder) dialAddress(n *yaml.Node, p string) string {
 		case strings.Contains(s, "://"):
 			instead = ": write the host and port alone, without a scheme"
 		}
-		d.Errorf(n, p, "%q is not a host:port address (e.g. redis.internal:6379)%s", shownAddress(s), instead)
+		d.Errorf(n, p, "%q is not a host:port address (e.g. redis.internal:6379)%s", dialaddr.Shown(s), instead)
 	}
 	return s
-}
-
-// shownAddress is s, an address refused, as an error shows it: the
-// password of its user information masked (redact.URL), and its query,
-// which may hold one (?password=…), replaced by "?…". The user information
-// is masked first, so that a "?" in its password ends nothing.
-func shownAddress(s string) string {
-	shown := redact.URL(s)
-	if before, _, ok := strings.Cut(shown, "?"); ok {
-		return before + "?…"
-	}
-	return shown
 }

@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strings"
+
+	"github.com/sluice-dev/sluice/internal/dialaddr"
 )
 
 // Precision levels of Requirements.
@@ -67,9 +69,11 @@ type Requirements struct {
 	// RedisMode is "standalone", "sentinel" or "cluster"; empty chooses
 	// standalone, or cluster when the state would not fit one server.
 	RedisMode string `yaml:"redis_mode" json:"redis_mode,omitempty"`
-	// RedisAddresses are the Redis addresses for the config; default
-	// localhost:6379. More than one needs a mode other than standalone,
-	// given or chosen.
+	// RedisAddresses are the Redis addresses for the config, host:port
+	// each as the config accepts them (dialaddr.Check: no user
+	// information, query or path in the host, a port from 1 to 65535 or a
+	// service's name) and without spaces; default localhost:6379. More
+	// than one needs a mode other than standalone, given or chosen.
 	RedisAddresses []string `yaml:"redis_addresses" json:"redis_addresses,omitempty"`
 	// Name is the limit's name in the config, headers and metrics; default
 	// after the window ("per-minute").
@@ -167,8 +171,14 @@ func (r Requirements) withDefaults() (Requirements, error) {
 		return r, fmt.Errorf("requirements: %w", fieldErrorf("redis_mode", "%q: use standalone, sentinel or cluster", r.RedisMode))
 	}
 	for i, a := range r.RedisAddresses {
-		if host, port, err := net.SplitHostPort(a); err != nil || host == "" || port == "" || strings.ContainsAny(a, " \t") {
-			return r, fmt.Errorf("requirements: %w", fieldErrorf(fmt.Sprintf("redis_addresses[%d]", i), "%q is not host:port (e.g. redis.internal:6379)", a))
+		// The configuration's rule (dialaddr.Check), and no space or tab:
+		// an address is written as given, and dialled as written.
+		err := dialaddr.Check(a)
+		if err == nil && strings.ContainsAny(a, " \t") {
+			err = errors.New("it holds a space or a tab")
+		}
+		if err != nil {
+			return r, fmt.Errorf("requirements: %w", fieldErrorf(fmt.Sprintf("redis_addresses[%d]", i), "%q is not host:port (e.g. redis.internal:6379): %v", dialaddr.Shown(a), err))
 		}
 	}
 	return r, nil
