@@ -64,11 +64,12 @@ type BreakerOptions struct {
 	OpenFor time.Duration
 	// Clock returns the current time; time.Now when nil. The breaker reads it
 	// only while open or half-open, never on the path of a healthy call; the
-	// Store reads it too for the ages of what it remembers and for the
-	// return period. The breaker's open period and the return period are
-	// measured as elapsed time: without a Clock on the monotonic clock, and
-	// with one as the sum of its forward moves, so that a clock set back
-	// lengthens neither (see timeline).
+	// Store reads it too for the ages of what it remembers, for the return
+	// period and, with Options.Node, for how long ago a node was last
+	// called (see Stats.Nodes). The breaker's open period, the return
+	// period and a node's age are measured as elapsed time: without a Clock
+	// on the monotonic clock, and with one as the sum of its forward moves,
+	// so that a clock set back lengthens none (see timeline).
 	Clock func() time.Time
 	// OnStateChange, when not nil, is called on every transition, in order,
 	// with the breaker's lock held: it must be quick and must not call the

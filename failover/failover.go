@@ -169,9 +169,10 @@ type Stats struct {
 	// may stop during an outage for Breaker to follow the primary.
 	Breaker BreakerState
 	// Nodes holds the counts of each node (see Options.Node) by name; with
-	// no Options.Node, the one node "". A node no call has been routed to
-	// for 10 s is left out, here and from Breaker: it is no longer the
-	// primary's (a master replaced by its replica).
+	// no Options.Node, the one node "". A node no call and no probe has
+	// been routed to for 10 s (of elapsed time: see BreakerOptions.Clock)
+	// is left out, here and from Breaker, unless it is the only node: it is
+	// no longer the primary's (a master replaced by its replica).
 	Nodes map[string]NodeStats
 	// Returning counts the nodes in their return period now, for all their
 	// keys or for those of some of their limits: closed, but deciding
@@ -460,7 +461,7 @@ func (f *Store) Stats() Stats {
 		st.Uncharged = f.ledger.uncharged.Load()
 	}
 	now := f.elapsed()
-	f.nodes.each(func(n *node) {
+	f.nodes.each(now, func(n *node) {
 		ns := NodeStats{Breaker: n.breaker.State(), BreakerOpens: n.breaker.Opens(),
 			StoreErrors: n.storeErrors.Load(), FallbackDecisions: n.fallbacks.Load(),
 			Returning: now < n.returnUntil.Load()}

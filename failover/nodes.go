@@ -35,15 +35,16 @@ const maxNodes = 1024
 // overflowNode is the name of the breaker shared past maxNodes.
 const overflowNode = "(other)"
 
-// staleNode is how long after its last call a node is left out of Stats:
-// a node the primary no longer routes to (a master replaced by its replica)
-// says nothing of the primary's health.
+// staleNode is how long after its last call or probe a node is left out
+// of Stats, on the Store's elapsed time (see BreakerOptions.Clock): a node
+// the primary no longer routes to (a master replaced by its replica) says
+// nothing of the primary's health.
 const staleNode = 10 * time.Second
 
 // node is one node of the primary: its breaker and its counts.
 type node struct {
 	name        string
-	seen        atomic.Int64 // when a call was last routed to it, Unix ns (coarse)
+	seen        atomic.Int64 // when a call or a probe was last routed to it, on Store.elapsed plus one (0: never; coarse)
 	returnUntil atomic.Int64 // the end of its return period, on Store.elapsed; 0: none yet
 	// returns counts the calls deciding whether they return through it, and
 	// the return calls in flight (see Store.returning): a call on the
@@ -126,22 +127,23 @@ func (ns *nodes) get(name string) *node {
 	return n
 }
 
-// touch records that a call is routed to n now, to within 100 ms.
-func (n *node) touch() {
-	now := time.Now().UnixNano()
-	if now-n.seen.Load() > int64(100*time.Millisecond) {
-		n.seen.Store(now)
+// touch records that a call or a probe is routed to n at now, on
+// Store.elapsed, to within 100 ms.
+func (n *node) touch(now int64) {
+	if seen := n.seen.Load(); seen == 0 || now+1-seen > int64(100*time.Millisecond) {
+		n.seen.Store(now + 1)
 	}
 }
 
-// each calls fn for every node that a call was routed to within
-// staleNode, and for the one node of a Store without Options.Node.
-func (ns *nodes) each(fn func(*node)) {
+// each calls fn for every node that a call or a probe was routed to within
+// staleNode of now, on Store.elapsed, and for the only node of a Store that
+// has one (without Options.Node, always).
+func (ns *nodes) each(now int64, fn func(*node)) {
 	ns.mu.RLock()
 	defer ns.mu.RUnlock()
-	since := time.Now().Add(-staleNode).UnixNano()
+	since := now - int64(staleNode)
 	for _, n := range ns.m {
-		if len(ns.m) == 1 || n.seen.Load() >= since {
+		if seen := n.seen.Load(); len(ns.m) == 1 || seen != 0 && seen-1 >= since {
 			fn(n)
 		}
 	}
@@ -182,6 +184,7 @@ func (f *Store) nodesOf(checks []sluice.Check, ns []*node) []*node {
 		return append(ns, f.nodes.get(""))
 	}
 	first := len(ns)
+	now := f.elapsed()
 	var last string
 	for i := range checks {
 		name := f.nodeOf(&checks[i])
@@ -190,7 +193,7 @@ func (f *Store) nodesOf(checks []sluice.Check, ns []*node) []*node {
 		}
 		last = name
 		n := f.nodes.get(name)
-		n.touch()
+		n.touch(now)
 		if !slices.Contains(ns[first:], n) {
 			ns = append(ns, n)
 		}

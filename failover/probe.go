@@ -29,10 +29,20 @@ import (
 // the breaker again for another OpenFor. A probe decides nothing and
 // charges no check of its own: it is counted neither in
 // Stats.FallbackDecisions nor in Stats.StoreErrors (a failed probe shows
-// in BreakerOpens), and OnFallback is not told of it. A node whose breaker
-// has a call's probe out, or whose check the primary now places on another
-// node (a Cluster's slot moved), is not probed. A probe whose ctx ends
-// first leaves the breaker as it was, with its probe given back.
+// in BreakerOpens), and OnFallback is not told of it. A probe counts as
+// routed to its node: a node whose probes fail stays in Stats.Nodes, and
+// in Stats.Breaker, however long no call has come. A node whose breaker
+// has a call's probe out is not probed. A probe whose ctx ends first
+// leaves the breaker as it was, with its probe given back.
+//
+// The primary may have come to place the probe's check on another node
+// (Options.Node) since the check was kept: a Sentinel's or Cluster's
+// store names the node "" until it connects, a Cluster's slot moves, a
+// Sentinel names a new master. The probe still goes, to the node the
+// primary places the check on now, and its outcome settles the kept
+// node's breaker as it would the breaker of that node: a node whose keys
+// are answered again reads closed, and, no longer routed to, leaves
+// Stats.Nodes after a while; one whose keys are not stays open.
 //
 // Probe is safe for concurrent use with the Store's calls. On the zero
 // Store it does nothing.
@@ -93,8 +103,8 @@ func (f *Store) RunProbes(ctx context.Context) {
 	}
 }
 
-// nextProbe reports whether the breaker of a node that can be probed
-// (see probeCheck) is open or half-open, and how long until the first
+// nextProbe reports whether the breaker of a node that can be probed (one
+// a call failed on) is open or half-open, and how long until the first
 // lets a probe through.
 func (f *Store) nextProbe() (wait time.Duration, open bool) {
 	f.nodes.mu.RLock()
@@ -106,7 +116,7 @@ func (f *Store) nextProbe() (wait time.Duration, open bool) {
 	}
 	f.nodes.mu.RUnlock()
 	for _, n := range ns {
-		if f.probeCheck(n) == nil {
+		if n.probe.Load() == nil {
 			continue
 		}
 		if w, o := n.breaker.dueIn(); o && (!open || w < wait) {
@@ -116,21 +126,10 @@ func (f *Store) nextProbe() (wait time.Duration, open bool) {
 	return wait, open
 }
 
-// probeCheck returns the check a probe of n asks the primary about, nil
-// when there is none: no call on n failed, or the primary now places its
-// check on another node.
-func (f *Store) probeCheck(n *node) *sluice.Check {
-	c := n.probe.Load()
-	if c == nil || f.nodes.lookup(f.nodeName(c)) != n {
-		return nil
-	}
-	return c
-}
-
-// probe sends one probe to the primary about n (see Probe), if n's
-// breaker lets it through.
+// probe sends one probe to the primary about n (see Probe), if a call
+// failed on n and n's breaker lets it through.
 func (f *Store) probe(ctx context.Context, n *node) {
-	c := f.probeCheck(n)
+	c := n.probe.Load()
 	if c == nil {
 		return
 	}
@@ -142,6 +141,7 @@ func (f *Store) probe(ctx context.Context, n *node) {
 		n.breaker.abandon(tk) // closed by a call meanwhile: nothing to probe
 		return
 	}
+	n.touch(f.elapsed())
 	peek := []sluice.Check{*c}
 	recovering := f.charge != nil && f.ledger != nil
 	var err error

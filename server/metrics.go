@@ -411,7 +411,7 @@ func registerStoreMetrics(reg prometheus.Registerer, f *failover.Store, c *overl
 				Help: "Units admitted by the local fallback that will not be charged to the store: its ledger was full.",
 			}, func() float64 { return float64(f.Stats().Uncharged) }),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-				Name: "sluice_store_breaker_open", Help: "1 while the store's circuit breaker is open or probing, else 0. It changes only when a call arrives: with no calls, an open breaker stays open, its probe not yet made.",
+				Name: "sluice_store_breaker_open", Help: "1 while the store's circuit breaker is open or probing, else 0. The server probes an open breaker with or without requests, so it follows the store within about the breaker's open time.",
 			}, func() float64 {
 				if f.Stats().Breaker == failover.BreakerClosed {
 					return 0
