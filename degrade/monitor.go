@@ -45,7 +45,7 @@ type MonitorConfig struct {
 	// unreachable.
 	StoreDown func() bool
 	// Clock is the time a request's latency is measured with, from Begin
-	// to its end; nil reads time.Now, whose readings measure on the
+	// (or Start, or its last Restart) to its end; nil reads time.Now, whose readings measure on the
 	// monotonic clock. A latency the clock reads as negative (it went back
 	// between the two readings) counts as 0. The CPU share is measured
 	// over windows of time.Now whatever Clock is: it is of the kernel's
@@ -88,42 +88,73 @@ func (m *Monitor) ready() {
 }
 
 // Begin counts a request in flight and returns the function that ends it
-// with the status of the upstream's response. Status 0 says the response
-// was not the upstream's (a refusal the server made itself: a 429, the 503
-// of a degraded level): the request leaves the in-flight count but its
-// latency and status are not the upstream's health, and counting them
-// would let the server's own refusals hold its level up. end is safe to
-// call more than once: the first call ends the request, later ones do
-// nothing.
-func (m *Monitor) Begin() (end func(status int)) {
+// with the status of the upstream's response: Start's Request's End.
+func (m *Monitor) Begin() (end func(status int)) { return m.Start().End }
+
+// Start counts a request in flight, its latency measured from now (see
+// Request.Restart), until its End.
+func (m *Monitor) Start() *Request {
 	m.inFlight.Add(1)
-	start := m.now()
-	var ended atomic.Bool
-	return func(status int) {
-		if ended.Swap(true) {
-			return
-		}
-		d := max(m.now().Sub(start), 0)
-		m.inFlight.Add(-1)
-		if status == 0 {
-			return
-		}
-		m.mu.Lock()
-		m.total++
-		if status >= 500 {
-			m.failed++
-		}
-		m.seen++
-		if len(m.lat) < reservoirSize {
-			m.lat = append(m.lat, d)
-		} else if i := rand.Int64N(m.seen); i < reservoirSize {
-			m.lat[i] = d
-		}
-		m.mu.Unlock()
-	}
+	return &Request{m: m, start: m.now()}
 }
 
-// Failed turns one request that Begin's end counted as answered by the
+// A Request is a request a Monitor counts in flight, from Monitor.Start to
+// its End. Its methods are safe for concurrent use.
+type Request struct {
+	m     *Monitor
+	mu    sync.Mutex
+	start time.Time
+	ended bool
+}
+
+// Restart measures the request's latency from now: what came before (a
+// client's upload of the request's body, which the upstream waits for) is
+// not the upstream's. After End it does nothing.
+func (r *Request) Restart() {
+	r.mu.Lock()
+	if !r.ended {
+		r.start = r.m.now()
+	}
+	r.mu.Unlock()
+}
+
+// End ends the request with the status of the upstream's response, its
+// latency the time since Start or the last Restart. Status 0 says the
+// response was not the upstream's (a refusal the server made itself: a
+// 429, the 503 of a degraded level), or not its outcome: the request
+// leaves the in-flight count but its latency and status are not the
+// upstream's health, and counting them would let the server's own refusals
+// hold its level up. End is safe to call more than once: the first call
+// ends the request, later ones do nothing.
+func (r *Request) End(status int) {
+	r.mu.Lock()
+	if r.ended {
+		r.mu.Unlock()
+		return
+	}
+	r.ended = true
+	m := r.m
+	d := max(m.now().Sub(r.start), 0)
+	r.mu.Unlock()
+	m.inFlight.Add(-1)
+	if status == 0 {
+		return
+	}
+	m.mu.Lock()
+	m.total++
+	if status >= 500 {
+		m.failed++
+	}
+	m.seen++
+	if len(m.lat) < reservoirSize {
+		m.lat = append(m.lat, d)
+	} else if i := rand.Int64N(m.seen); i < reservoirSize {
+		m.lat[i] = d
+	}
+	m.mu.Unlock()
+}
+
+// Failed turns one request that Begin's end (a Request's End) counted as answered by the
 // upstream into a failure: for an outcome known only after the answer
 // started, as a gRPC call's status is, in its trailers. Call it at most
 // once per request, after its end, and only for a status that end counted.

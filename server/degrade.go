@@ -199,15 +199,22 @@ func (st *state) deciderAt(level degrade.Level) *httplimit.Middleware {
 
 // decideAt decides the decision API's check of cost (DecideFor) by c at
 // level, and returns the middleware that decided it: deciderAt(level)'s,
-// but for a check that the reduced limits refuse because its cost is more
-// than one of them holds at all (sluice.Never): a caller's cost can be
+// but for a check that the reduced limits would refuse because its cost is
+// more than one of them holds at all (sluice.Never): a caller's cost can be
 // more than its plan's costs, which floor the reduced limits
-// (reducedOptions). That check, which spent nothing, is decided by the
-// configured limits instead, so that degradation never makes a check one
-// that can never pass; one they refuse with Never could never pass at
-// any level.
+// (reducedOptions). That check is decided by the configured limits
+// instead, so that degradation never makes a check one that can never
+// pass; one they refuse with Never could never pass at any level. Whether
+// the reduced limits hold the cost is read first, by a peek (reducedHolds),
+// which spends nothing and is observed by no one: the check is decided, and
+// observed (metrics, the dashboard, GET /v1/keys), once. A refusal with
+// Never that the peek did not foresee (a rule's limit, see reducedHolds) is
+// decided again by the configured limits as well, and then observed twice.
 func (st *state) decideAt(ctx context.Context, level degrade.Level, c httplimit.Requester, method, path string, cost int64) (*httplimit.Middleware, *httplimit.Result, error) {
 	mw := st.deciderAt(level)
+	if mw != st.mw && !reducedHolds(ctx, mw, c, method, path, cost) {
+		mw = st.mw
+	}
 	res, err := mw.DecideFor(ctx, c, method, path, cost)
 	if err != nil || mw == st.mw || res.Decision.Allowed || res.Decision.RetryAfter != sluice.Never {
 		return mw, res, err
@@ -215,6 +222,37 @@ func (st *state) decideAt(ctx context.Context, level degrade.Level, c httplimit.
 	mw.Discard(res)
 	res, err = st.mw.DecideFor(ctx, c, method, path, cost)
 	return st.mw, res, err
+}
+
+// reducedHolds reports whether the reduced limits of mw hold a check of
+// cost by c (DecideFor): false when a limit of c's plan, or a global limit,
+// not in shadow mode, has a burst below cost, which would refuse it with
+// sluice.Never. It reads them by a peek (cost 0), and only for a cost
+// above 1, which every reduced limit holds (reducedOptions). A rule's
+// limits are not read: a rule with a cost of its own charges that, not
+// cost, and which rule a check is of the peek does not say. It is true
+// when the peek fails (the decision fails alike) or finds the client
+// exempt or in the penalty box.
+func reducedHolds(ctx context.Context, mw *httplimit.Middleware, c httplimit.Requester, method, path string, cost int64) bool {
+	if cost <= 1 {
+		return true
+	}
+	res, err := mw.DecideFor(ctx, c, method, path, 0)
+	if err != nil {
+		return true
+	}
+	defer mw.Discard(res)
+	if res.Exempt || res.Penalized || res.Identity.Plan == nil {
+		return true
+	}
+	plan, global := len(res.Identity.Plan.Limits), len(res.Checks)-len(mw.Policy().Global)
+	for i := range res.Checks {
+		l := &res.Checks[i].Limit
+		if (i < plan || i >= global) && !l.Shadow() && l.Burst() < cost {
+			return false
+		}
+	}
+	return true
 }
 
 // protect wraps the limited proxy with the degradation actions: shedding
@@ -235,13 +273,13 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 	if allow := st.cors.allowOf(r); allow != "" {
 		sw.cors, sw.allow, sw.expose = st.cors, allow, st.cors.exposeOf(r)
 	}
-	sw.end = s.mon.Begin()
+	sw.mon = s.mon
 	defer sw.answered()
 	var out http.ResponseWriter = sw
 	if ct := grpcReplyType(r); ct != "" {
 		sw.grpcWeb = strings.HasPrefix(ct, "application/grpc-web")
 		g := &grpcAnswer{ResponseWriter: sw, sw: sw, contentType: ct, deadline: grpcCallDeadline(r)}
-		defer s.grpcOutcome(sw)
+		defer s.grpcOutcome(g)
 		defer g.finish()
 		out = g
 	}
@@ -286,14 +324,17 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 	st.proxy.ServeHTTP(out, judgedAs(r, m))
 }
 
-// grpcOutcome tells the monitor that the upstream's gRPC answer sw wrote
+// grpcOutcome tells the monitor that the upstream's gRPC answer g wrote
 // failed after all (StatusOfGRPC of its grpc-status ≥ 500: Internal,
 // Unavailable, DeadlineExceeded…): a gRPC answer's HTTP status is 200
 // whatever its outcome, which its trailers say once the answer ends (a
-// gRPC-Web answer's, the trailer frame at the end of its body).
-func (s *Server) grpcOutcome(sw *statusWriter) {
+// gRPC-Web answer's, the trailer frame at the end of its body). An outcome
+// that ends the call at or after its own deadline (grpcAnswer.pastDeadline)
+// is the caller's, no failure.
+func (s *Server) grpcOutcome(g *grpcAnswer) {
+	sw := g.sw
 	sw.answered() // the monitor counted the answer, if it had not yet
-	if sw.upstreamStatus() != http.StatusOK {
+	if sw.upstreamStatus() != http.StatusOK || g.pastDeadline() {
 		return
 	}
 	code, ok := httplimit.GRPCStatusOf(sw.Header())
@@ -307,14 +348,20 @@ func (s *Server) grpcOutcome(sw *statusWriter) {
 
 // statusWriter remembers the status written, and whether the upstream
 // wrote it (markUpstream) or sluice did, and tells the monitor when the
-// answer starts: a request is in flight, and its latency counts, until its
-// status is written or its connection switches protocol, so that streams
-// (events, WebSockets) do not weigh on the load signals for their whole
-// life. With cors set, it lets the request's origin read the response
+// answer starts. A request is in flight from the moment the limits admit
+// it to the upstream (markUpstream: not while it waits in a leaky-bucket
+// queue, nor while it is decided or refused) until its status is written or
+// its connection switches protocol, so that streams (events, WebSockets) do
+// not weigh on the load signals for their whole life. Its latency runs to
+// the same moment from the request's last sign of life on its way to the
+// upstream (see answerWait): the upstream's wait, not the client's upload.
+// With cors set, it lets the request's origin read the response
 // (corsPolicy.annotate).
 type statusWriter struct {
 	http.ResponseWriter
-	end      func(status int) // the monitor's (degrade.Monitor.Begin), until called
+	mon      *degrade.Monitor // the server's, which begin counts the request with
+	req      *degrade.Request // the monitor's count of the request, from begin
+	end      func(status int) // ends req (degrade.Request.End), until called
 	status   int
 	upstream bool
 	wrote    bool // a final (non-1xx) status was written
@@ -324,6 +371,10 @@ type statusWriter struct {
 	cors     *corsPolicy
 	allow    string // the request's Access-Control-Allow-Origin, with cors
 	expose   string // its Access-Control-Expose-Headers, with cors
+	// late: the request is a gRPC call whose answer started, or the
+	// proxy's own answer came, at or after the call's deadline (see
+	// grpcAnswer.pastDeadline): the caller's outcome, not the upstream's.
+	late bool
 	// grpcWeb: the request is a gRPC-Web call, whose status web reads at
 	// the end of the answer's body (see grpcOutcome).
 	grpcWeb bool
@@ -332,10 +383,12 @@ type statusWriter struct {
 
 // upstreamStatus is the status for the monitor: the upstream's, or 0 for a
 // response sluice made itself (a refusal, a degraded level's 503, a stale
-// copy) and for none at all (the client left before the upstream answered,
-// and the proxy wrote nothing): neither is an outcome of the upstream's.
+// copy), for none at all (the client left before the upstream answered,
+// and the proxy wrote nothing) and for a gRPC call's answer that started
+// at or after the call's deadline (late): none is an outcome of the
+// upstream's.
 func (w *statusWriter) upstreamStatus() int {
-	if !w.upstream || !w.wrote && !w.switched {
+	if !w.upstream || w.late || !w.wrote && !w.switched {
 		return 0
 	}
 	return w.status
@@ -399,6 +452,7 @@ func markUpstream(h http.Handler) http.Handler {
 		}
 		if sw != nil {
 			sw.upstream = true
+			sw.begin()
 		}
 		h.ServeHTTP(w, r)
 	})
@@ -420,6 +474,31 @@ func (w *statusWriter) WriteHeader(code int) {
 		w.answered()
 	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// begin counts the request, which goes to the upstream, in flight with the
+// monitor (mon), its latency measured from now, once.
+func (w *statusWriter) begin() {
+	if w.mon != nil && w.req == nil && !w.wrote {
+		w.req = w.mon.Start()
+		w.end = w.req.End
+	}
+}
+
+// upstreamRequest returns the monitor's count of the request whose answer w
+// writes (statusWriter.begin), or nil.
+func upstreamRequest(w http.ResponseWriter) *degrade.Request {
+	for w != nil {
+		if sw, ok := w.(*statusWriter); ok {
+			return sw.req
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return nil
+		}
+		w = u.Unwrap()
+	}
+	return nil
 }
 
 // answered tells the monitor that the answer has started, once.
@@ -491,12 +570,16 @@ func (s *Server) sample(ctx context.Context) {
 		last = time.Now()
 		signals := s.mon.Sample()
 		s.noteSignals(signals)
+		// Under the reloads' lock, as a pin: a reload that drops the
+		// section resets the level, which an update after it would raise.
+		s.reloads.Lock()
 		if cfg := s.state.Load().cfg; cfg.Degradation.Enabled {
 			quiet.note(s.log, cfg)
 			unlimited.note(s.log, cfg, signals)
 			unknown.note(s.log, signals)
 			s.ctl.Update(signals)
 		}
+		s.reloads.Unlock()
 	}
 }
 
@@ -529,7 +612,8 @@ func (s *Server) Degradation() degrade.State {
 }
 
 // handleDegradation: GET (or HEAD) shows the level and signals; PUT (or
-// POST) {"level":"high"} pins a level; DELETE unpins, each logged with its caller. It is on the
+// POST) {"level":"high"} pins a level, only with a degradation section
+// (a pin waits for a reload in progress, which may drop it); DELETE unpins, each logged with its caller. It is on the
 // admin listener, where reading needs the read scope and changing the level
 // the admin scope. Another method is a 405 with Allow whoever calls, as on
 // every admin endpoint: no scope would make it valid.
@@ -572,12 +656,18 @@ func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request, c cal
 			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
 			return
 		}
+		// Under the reloads' lock: a reload that drops the section resets
+		// the level (Controller.Reset), which a pin after it would undo,
+		// leaving a level that nothing moves.
+		s.reloads.Lock()
 		if !s.state.Load().cfg.Degradation.Enabled {
+			s.reloads.Unlock()
 			writeJSONProblem(w, http.StatusConflict, "Conflict",
 				"This configuration has no degradation section: a pinned level would change nothing. Add one (see examples/sluice.yaml) to pin a level.")
 			return
 		}
 		s.ctl.Pin(l)
+		s.reloads.Unlock()
 		s.log.Info("degradation pinned", "caller", c.who(), "peer", peerIP(r).String(), "level", l.String())
 	case http.MethodDelete:
 		s.ctl.Unpin()

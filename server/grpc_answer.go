@@ -65,7 +65,8 @@ type grpcAnswer struct {
 	// contentType is the answer's (see grpcReplyType).
 	contentType string
 	// deadline is the call's (grpcCallDeadline; zero: none), which a
-	// refusal's pushback heeds.
+	// refusal's pushback heeds, and past which the call's outcome is its
+	// caller's (pastDeadline).
 	deadline time.Time
 	// code is the HTTP status of sluice's own answer being turned into a
 	// gRPC status (0: none), body its problem.
@@ -75,13 +76,31 @@ type grpcAnswer struct {
 
 // WriteHeader holds back sluice's own answer of status 400 or above, to
 // turn it into a gRPC status (finish): a refusal, a degraded level's 503,
-// and the proxy's own 400, 408, 502 and 504 (markOwn).
+// and the proxy's own 400, 408, 502 and 504 (markOwn). The upstream's
+// answer, which it passes on, is the caller's outcome when it starts at or
+// after the call's deadline (pastDeadline): the monitor counts it not.
 func (g *grpcAnswer) WriteHeader(code int) {
 	if g.code == 0 && (!g.sw.upstream || g.sw.own) && code >= 400 {
 		g.code = code
+		if g.sw.upstream && g.pastDeadline() {
+			g.sw.late = true
+		}
 		return
 	}
+	if g.sw.upstream && !g.sw.own && g.pastDeadline() {
+		g.sw.late = true
+	}
 	g.ResponseWriter.WriteHeader(code)
+}
+
+// pastDeadline reports whether the call's deadline (its grpc-timeout) has
+// passed: an outcome arriving now is the caller's choice of how long to
+// wait, as a call it cancels is, not the upstream's failure. A healthy
+// gRPC server gives a call up at its deadline (grpc-go resets the stream),
+// so a caller's deadline shorter than the work would otherwise make any
+// caller's calls the upstream's failures. False for a call without one.
+func (g *grpcAnswer) pastDeadline() bool {
+	return !g.deadline.IsZero() && !time.Now().Before(g.deadline)
 }
 
 func (g *grpcAnswer) Write(b []byte) (int, error) {
@@ -107,7 +126,15 @@ func (g *grpcAnswer) finish() {
 		p = httplimit.Problem{Detail: http.StatusText(g.code)} // a template's body, or none
 	}
 	h := g.Header()
-	st := status.New(grpcCode(g.code), p.Detail)
+	code := grpcCode(g.code)
+	if g.sw.late {
+		// The proxy's own failure (502, 504) or a stalled request stream
+		// (408) after the call's deadline: the caller's client reads its
+		// deadline's passing, as it would had the upstream answered so.
+		code = codes.DeadlineExceeded
+		p.Detail = "The call's deadline (its grpc-timeout) passed before the upstream service answered."
+	}
+	st := status.New(code, p.Detail)
 	var details []protoadapt.MessageV1
 	if s, err := strconv.ParseInt(h.Get("Retry-After"), 10, 64); err == nil && s > 0 {
 		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(s) * time.Second)})
@@ -196,12 +223,18 @@ func grpcCallDeadline(r *http.Request) time.Time {
 // (markOwn) that finish turns into a gRPC status: its HTTP status, as for
 // any other request (a 502 or 504 the upstream's failure, a 400 or 408 the
 // client's), and not the call's grpc-status, by which a stalled request
-// stream (DEADLINE_EXCEEDED) would count as the upstream's failure. The
-// answer is then no longer the upstream's (grpcOutcome reads none).
+// stream (DEADLINE_EXCEEDED) would count as the upstream's failure; none
+// when it came at or after the call's deadline (statusWriter.late), the
+// caller's. The answer is then no longer the upstream's (grpcOutcome reads
+// none).
 func (g *grpcAnswer) ownOutcome() {
 	if end := g.sw.end; end != nil {
 		g.sw.end = nil
-		end(g.code)
+		status := g.code
+		if g.sw.late {
+			status = 0
+		}
+		end(status)
 	}
 	g.sw.upstream = false
 }

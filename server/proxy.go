@@ -118,6 +118,15 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 				return
 			}
 			if errors.Is(err, r.Context().Err()) {
+				if errors.Is(err, context.DeadlineExceeded) && grpcReplyType(r) != "" {
+					// The call's own deadline passed (its grpc-timeout,
+					// which the limits set on its context): a gRPC
+					// status, DEADLINE_EXCEEDED, the caller's outcome
+					// (grpcAnswer), not a reset stream.
+					writeJSONProblem(w, http.StatusGatewayTimeout, "Gateway Timeout",
+						"The call's deadline passed before the upstream service answered.")
+					return
+				}
 				abortAnswer(r) // the client went away
 				return
 			}
@@ -148,7 +157,7 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 		rc := http.NewResponseController(w)
 		sw := &streamWriter{ResponseWriter: w, rc: rc, idle: conns.StreamIdleTimeout, cancel: cancel,
 			switched: switched, fields: w.Header().Clone(), own: own}
-		sw.wait = answerWait{rc: rc, write: conns.WriteTimeout}
+		sw.wait = answerWait{rc: rc, write: conns.WriteTimeout, req: upstreamRequest(w)}
 		defer sw.stop()
 		sw.wait.from(time.Now())
 		ctx = context.WithValue(ctx, answerKey{}, sw)

@@ -1,0 +1,160 @@
+package server_test
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/degrade"
+	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/server"
+)
+
+// latencyServer serves limits (a plans section) in front of an upstream
+// that answers at once, with a level entered at a p99 of 1 s; the test
+// samples itself (SampleNow), from a window of its own requests alone.
+func latencyServer(t *testing.T, limits string, upstream http.HandlerFunc) (*server.Server, string) {
+	t.Helper()
+	up := httptest.NewServer(upstream)
+	t.Cleanup(up.Close)
+	cfg, err := config.Parse("d.yaml", []byte("upstream: "+up.URL+"\n"+limits+`
+degradation:
+  interval: 30s
+  min_dwell: 30s
+  levels:
+    elevated: {enter: {p99: 1s}, leave: {p99: 500ms}}
+`+testAdmin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memory.New(memory.WithSweepInterval(0))
+	t.Cleanup(func() { store.Close() })
+	srv, err := server.New(server.Options{Config: cfg, Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + serveOn(t, srv).public
+	srv.SampleNow()
+	return srv, base
+}
+
+// sendAll sends n requests made by req at once and returns their statuses.
+func sendAll(t *testing.T, n int, req func() *http.Request) map[int]int {
+	tr := &http.Transport{MaxIdleConnsPerHost: n}
+	t.Cleanup(tr.CloseIdleConnections)
+	hc := &http.Client{Transport: tr}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := hc.Do(req())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			mu.Lock()
+			statuses[resp.StatusCode]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return statuses
+}
+
+// The p99 signal is the upstream's latency (README, examples/sluice.yaml),
+// and in_flight the requests sent on to it whose answer has not started.
+// A request a leaky-bucket queue admits with a delay waits that delay in
+// sluice, before it goes to the upstream: neither its wait nor its place
+// in the queue is the upstream's. Otherwise one client's burst into its
+// own queued limit, with an upstream that answers at once, would read as
+// a p99 of its max_wait and raise the level for every client, and at that
+// level the reduced limits would queue it longer still.
+func TestAQueuedRequestsWaitIsNotTheUpstreamsLatency(t *testing.T) {
+	srv, base := latencyServer(t, `plans:
+  free:
+    limits:
+      - {name: queued, algorithm: leaky-bucket, quantity: 100, window: 1s, burst: 1, max_wait: 2500ms}
+`, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+
+	// 200 requests at once: the queue admits them 10 ms apart, the last
+	// after about 2 s.
+	queued := make(chan int64, 1)
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		srv.SampleNow() // about 150 requests still queued
+		queued <- srv.Degradation().Signals.InFlight
+	}()
+	statuses := sendAll(t, 200, func() *http.Request {
+		req, _ := http.NewRequest("GET", base+"/api/items", nil)
+		return req
+	})
+	if statuses[200] < 190 {
+		t.Fatalf("statuses %v: fewer than 190 answers, the premise failed", statuses)
+	}
+	if n := <-queued; n > 20 {
+		t.Errorf("in flight, with most of 200 requests in sluice's own queue: %d; want the upstream's few", n)
+	}
+	if l := srv.SampleNow(); l != degrade.Normal {
+		t.Errorf("an upstream answering at once, one client queued by its own limit: level %v, p99 read as %v; want normal",
+			l, srv.Degradation().Signals.P99)
+	}
+}
+
+// slowBody sends n bytes, one every gap: an upload over a slow link, or a
+// client-streaming call's messages.
+type slowBody struct {
+	n   int
+	gap time.Duration
+}
+
+func (b *slowBody) Read(p []byte) (int, error) {
+	if b.n == 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(b.gap)
+	b.n--
+	p[0] = 'x'
+	return 1, nil
+}
+
+// The time a client takes to send its request's body (a slow mobile
+// upload, a client-streaming call, a stranger trickling bytes within
+// read_timeout) is not the upstream's latency, which runs from the
+// request's last sign of life on its way to the upstream (its body's last
+// read, the request written whole) to the answer's start: an upstream
+// that answers the moment it has the body is not slow, as nginx's upstream
+// time leaves out a buffered upload. An open request stream is no more the
+// upstream's load than an open answer stream.
+func TestAClientsSlowUploadIsNotTheUpstreamsLatency(t *testing.T) {
+	srv, base := latencyServer(t, `plans:
+  free:
+    limits:
+      - {name: per-second, algorithm: gcra, quantity: 100000, window: 1s}
+`, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Write([]byte("ok")) // the moment the body is in
+	})
+
+	// 120 uploads, each sending its 10 bytes over 1.5 s.
+	statuses := sendAll(t, 120, func() *http.Request {
+		req, _ := http.NewRequest("POST", base+"/api/uploads", &slowBody{n: 10, gap: 150 * time.Millisecond})
+		return req
+	})
+	if statuses[200] < 110 {
+		t.Fatalf("statuses %v: fewer than 110 answers, the premise failed", statuses)
+	}
+	if l := srv.SampleNow(); l != degrade.Normal {
+		t.Errorf("an upstream answering the moment each body is in: level %v, p99 read as %v; want normal",
+			l, srv.Degradation().Signals.P99)
+	}
+}
