@@ -558,7 +558,9 @@ func TestFailoverCacheHitsDoNotHideAnOutage(t *testing.T) {
 	defer remote.Close()
 	primary := &storetest.Flaky{Next: remote}
 	cache := overlimit.New(primary, overlimit.Options{Clock: clk.Now})
-	f := mustFailover(cache, nil, failover.Options{OnError: failover.Allow, Breaker: failover.BreakerOptions{Clock: clk.Now}})
+	// Calls bounded by a minute: the cache's hits must not time out on a
+	// loaded machine (past the default 50 ms), the failures are Fail's.
+	f := mustFailover(cache, nil, failover.Options{OnError: failover.Allow, Timeout: time.Minute, Breaker: failover.BreakerOptions{Clock: clk.Now}})
 	lim := sluice.NewLimiter(f)
 	abuser := sluice.Check{Key: "abuser", Limit: sluice.PerHour(1), Cost: 1}
 	for range 2 { // admitted, then refused: remembered for an hour

@@ -123,7 +123,10 @@ func chargeRemote(ctx context.Context, r *failoverRig, checks []sluice.Check, ch
 // of 10 per hour, and the units charged, with the primary down.
 func outage(t *testing.T) (r *failoverRig, check sluice.Check, charged *atomic.Int64) {
 	charged = new(atomic.Int64)
-	r = newChargingRig(t, failover.Options{Instances: 2}, charged)
+	// Calls bounded by a minute: what fails is the test's choice (Fail,
+	// Hang, a caller's cancel), not a loaded machine's delay past the
+	// default 50 ms.
+	r = newChargingRig(t, failover.Options{Instances: 2, Timeout: time.Minute}, charged)
 	r.primary.Fail(errors.New("down"))
 	return r, sluice.Check{Key: "k", Limit: sluice.FixedWindow(10, time.Hour), Cost: 1}, charged
 }

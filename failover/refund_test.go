@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/internal/storetest"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/overlimit"
 )
@@ -34,13 +35,19 @@ func (s *downStore) Apply(ctx context.Context, checks []sluice.Check, out []slui
 // is charged, when it returns, only what was not refunded.
 func TestRefundGoesToTheStoreThatCharged(t *testing.T) {
 	ctx := context.Background()
-	remote, local := memory.New(), memory.New()
+	// A still clock: the hour's window must not end between the calls.
+	clk := storetest.NewClock()
+	remote, local := memory.New(memory.WithClock(clk.Now)), memory.New(memory.WithClock(clk.Now))
 	defer remote.Close()
 	defer local.Close()
 	primary := &downStore{Store: remote}
 	var mu sync.Mutex
 	var owed int64
-	f := mustFailover(overlimit.New(primary, overlimit.Options{}), local, failover.Options{
+	// Calls bounded by a minute: the primary is down only when down says
+	// so, never by a loaded machine's delay past the default 50 ms.
+	f := mustFailover(overlimit.New(primary, overlimit.Options{Clock: clk.Now}), local, failover.Options{
+		Timeout: time.Minute,
+		Breaker: failover.BreakerOptions{Clock: clk.Now},
 		Charge: func(ctx context.Context, checks []sluice.Check) error {
 			mu.Lock()
 			defer mu.Unlock()

@@ -62,6 +62,7 @@ func TestACachedRefusalInTheReturnPeriodIsThePrimarysDecision(t *testing.T) {
 	var reported atomic.Int64
 	f, err := failover.New(cache, local, failover.Options{
 		Instances:  2,
+		Timeout:    time.Minute, // the cache's answers must not time out on a loaded machine
 		Remember:   16,
 		Breaker:    failover.BreakerOptions{Clock: clk.Now},
 		OnFallback: func(error) { reported.Add(1) },
