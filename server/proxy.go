@@ -255,7 +255,8 @@ func delFold(h http.Header, name string) {
 }
 
 // paramOverride returns the method by which the limits of st judge r, and
-// the one its _method names ("" for none, or its own): a POST
+// the one its _method names ("" for none, or its own): a POST (in any
+// case: Symfony upper-cases the method before it reads _method)
 // whose query's _method parameter (methodParam, read by paramOverrideOf)
 // names another method, which Laravel serves as that method, is judged as the method named when cfg judges
 // that at least as strictly as a POST (judgedAsStrictly), so that the
@@ -267,7 +268,7 @@ func delFold(h http.Header, name string) {
 // given before the limits decide, for a POST naming a method neither of
 // which judges it alone, two methods, or one that is not a method.
 func paramOverride(st *state, r *http.Request) (judged, named string, err error) {
-	if r.Method != http.MethodPost || !st.namesMethod {
+	if !strings.EqualFold(r.Method, http.MethodPost) || !st.namesMethod {
 		return r.Method, "", nil
 	}
 	cfg := st.cfg
