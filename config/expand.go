@@ -37,9 +37,9 @@ func (d *decoder) unexpanded(n *yaml.Node, path string) {
 	case yaml.ScalarNode:
 		switch {
 		case n.Tag != "!!str":
-		case envVariable(n.Value):
+		case yamlcheck.EnvVariable(n.Value):
 			d.Errorf(n, path, "environment variables (${NAME}) are not expanded: %s", instead)
-		case bareVariable(n.Value):
+		case yamlcheck.BareVariable(n.Value):
 			d.Errorf(n, path, "environment variables are not expanded, and a whole value of $ and a name is taken for one: %s, "+
 				"whose text is read as it is, a leading $ too", instead)
 		}
@@ -57,62 +57,4 @@ func (d *decoder) unexpanded(n *yaml.Node, path string) {
 			d.unexpanded(e, fmt.Sprintf("%s[%d]", path, i))
 		}
 	}
-}
-
-// envVariable reports whether s holds a reference to an environment
-// variable, as shells and Compose files write one: ${NAME}, or with a
-// default or a message (${NAME:-default}, ${NAME-default}, ${NAME:?msg},
-// ${NAME:+alt} …), alone or within the text ("${REDIS_HOST}:6379"). "$$"
-// is Compose's escape of a dollar, so "$${NAME}" is none (and is read as
-// it is, both dollars).
-func envVariable(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' {
-			continue
-		}
-		if strings.HasPrefix(s[i:], "$$") {
-			i++
-			continue
-		}
-		if rest, ok := strings.CutPrefix(s[i:], "${"); ok && envReference(rest) {
-			return true
-		}
-	}
-	return false
-}
-
-// bareVariable reports whether s is a variable as shells and Compose also
-// write one, without braces: "$" and a name ($REDIS_PASSWORD), the whole
-// value. A dollar anywhere else is text ("pa$word", "$5", "$$NAME").
-func bareVariable(s string) bool {
-	name, ok := strings.CutPrefix(s, "$")
-	return ok && envName(name) == len(name) && name != ""
-}
-
-// envName returns the length of the variable name s starts with: a letter
-// or "_", then letters, digits and "_".
-func envName(s string) int {
-	n := 0
-	for n < len(s) && (s[n] == '_' || 'A' <= s[n] && s[n] <= 'Z' || 'a' <= s[n] && s[n] <= 'z' || n > 0 && '0' <= s[n] && s[n] <= '9') {
-		n++
-	}
-	return n
-}
-
-// envReference reports whether s, what follows a "${", is a variable's
-// name followed by "}" or by an operator of shell parameter expansion
-// (:- - := = :? ? :+ +) and then, somewhere, "}".
-func envReference(s string) bool {
-	n := envName(s)
-	if n == 0 || n == len(s) {
-		return false
-	}
-	rest := strings.TrimPrefix(s[n:], ":")
-	switch {
-	case s[n] == '}':
-		return true
-	case rest != "" && strings.ContainsRune("-=?+", rune(rest[0])):
-		return strings.Contains(rest, "}")
-	}
-	return false
 }

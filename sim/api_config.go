@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,10 +9,31 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// yamlString quotes s as a YAML double-quoted scalar (a JSON string is one).
+// yamlString quotes s as a YAML double-quoted scalar that a YAML parser
+// reads back as s, whatever s holds: a quote and a backslash are escaped,
+// and so is every character YAML does not take as written (control
+// characters, U+FEFF, U+FFFE, U+FFFF) or would read as a line break
+// (U+0085, U+2028, U+2029). A byte of s that is no UTF-8 is written as
+// U+FFFD, as YAML holds only UTF-8 text.
 func yamlString(s string) string {
-	q, _ := json.Marshal(s)
-	return string(q)
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case 0x20 <= r && r <= 0x7e || 0xa0 <= r && r <= 0xd7ff && r != 0x2028 && r != 0x2029 ||
+			0xe000 <= r && r <= 0xfffd && r != 0xfeff || r >= 0x10000:
+			b.WriteRune(r)
+		case r <= 0xff:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // yamlName writes a name as a YAML scalar: plain when YAML reads it back

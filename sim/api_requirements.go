@@ -290,6 +290,9 @@ func (r APIRequirements) validate() error {
 			return fieldErrorf(fmt.Sprintf("headers[%d]", i), "%q: use ietf, draft-7, draft-6 or legacy", h)
 		}
 	}
+	if unexpanded(r.Identity.UserHeader) {
+		return fieldErrorf("identity.user_header", "%q: environment variables (${NAME}) are not expanded in the configuration: write the header's name itself", r.Identity.UserHeader)
+	}
 	for i, c := range r.Identity.TrustedProxies {
 		if _, err := netip.ParsePrefix(c); err != nil {
 			return fieldErrorf(fmt.Sprintf("identity.trusted_proxies[%d]", i), "%q is not a CIDR (e.g. 10.0.0.0/8)", c)
@@ -372,6 +375,9 @@ func (r APIRequirements) validate() error {
 		method, path, ok := strings.Cut(e.Route, " ")
 		if !ok || method == "" || !strings.HasPrefix(path, "/") || strings.ContainsAny(e.Route, "\"#") || !printable(e.Route) {
 			return fieldErrorf(at+".route", "%q: want METHOD /path, e.g. \"POST /api/generate\"", e.Route)
+		}
+		if unexpanded(method) || unexpanded(path) {
+			return fieldErrorf(at+".route", "%q: environment variables (${NAME}) are not expanded in the configuration: write the route itself", e.Route)
 		}
 		if up, ok := routes.MethodInOtherCase(method); ok {
 			return fieldErrorf(at+".route", "%q never matches: methods are case-sensitive, and clients send %s", e.Route, up)

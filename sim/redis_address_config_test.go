@@ -13,8 +13,11 @@ import (
 // takes a Redis address exactly when sluice check would: a host holding
 // a URL's user information, query or path, or a port of 0, is refused as
 // the configuration refuses it, with the refused address's password never
-// shown; a bracketed IPv6 host, a service's name as the port and several
-// addresses are written and load.
+// shown; so is an environment variable ("${REDIS_HOST}:6379", which the
+// configuration never expands), and a control character (U+007F), which
+// no host holds and a YAML file cannot hold as written; a bracketed IPv6
+// host, a service's name as the port and several addresses are written
+// and load.
 func TestTheDesignerTakesTheRedisAddressesTheConfigurationTakes(t *testing.T) {
 	type addresses struct {
 		addrs []string
@@ -27,6 +30,8 @@ func TestTheDesignerTakesTheRedisAddressesTheConfigurationTakes(t *testing.T) {
 		{[]string{"r.example?password=secret:6379"}, false},
 		{[]string{"r.example:0"}, false},
 		{[]string{"r.example:65536"}, false},
+		{[]string{"${REDIS_HOST}:6379"}, false},
+		{[]string{"r\x7fx:6379"}, false},
 		{[]string{"[::1]:6379"}, true},
 		{[]string{"r.example:http"}, true}, // a service net.LookupPort knows everywhere
 		{[]string{"10.0.0.1:6379", "10.0.0.2:6379", "[::1]:6380"}, true},

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sluice-dev/sluice/internal/dialaddr"
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
 )
 
 // Precision levels of Requirements.
@@ -71,8 +72,10 @@ type Requirements struct {
 	RedisMode string `yaml:"redis_mode" json:"redis_mode,omitempty"`
 	// RedisAddresses are the Redis addresses for the config, host:port
 	// each as the config accepts them (dialaddr.Check: no user
-	// information, query or path in the host, a port from 1 to 65535 or a
-	// service's name) and without spaces; default localhost:6379. More
+	// information, query or path in the host, no control character, a
+	// port from 1 to 65535 or a service's name; and no environment
+	// variable, ${NAME}, which the config never expands) and without
+	// spaces; default localhost:6379. More
 	// than one needs a mode other than standalone, given or chosen.
 	RedisAddresses []string `yaml:"redis_addresses" json:"redis_addresses,omitempty"`
 	// Name is the limit's name in the config, headers and metrics; default
@@ -171,10 +174,14 @@ func (r Requirements) withDefaults() (Requirements, error) {
 		return r, fmt.Errorf("requirements: %w", fieldErrorf("redis_mode", "%q: use standalone, sentinel or cluster", r.RedisMode))
 	}
 	for i, a := range r.RedisAddresses {
-		// The configuration's rule (dialaddr.Check), and no space or tab:
-		// an address is written as given, and dialled as written.
+		// The configuration's rules (dialaddr.Check, and no environment
+		// variable in any value), and no space or tab: an address is
+		// written as given, and dialled as written.
 		err := dialaddr.Check(a)
-		if err == nil && strings.ContainsAny(a, " \t") {
+		switch {
+		case err == nil && unexpanded(a):
+			err = errors.New("environment variables (${NAME}) are not expanded: write the address itself")
+		case err == nil && strings.ContainsAny(a, " \t"):
 			err = errors.New("it holds a space or a tab")
 		}
 		if err != nil {
@@ -182,6 +189,14 @@ func (r Requirements) withDefaults() (Requirements, error) {
 		}
 	}
 	return r, nil
+}
+
+// unexpanded reports whether s, a value the designer writes into the
+// configuration, asks for an environment variable the configuration
+// refuses to read as text (yamlcheck.EnvVariable, yamlcheck.BareVariable):
+// "${REDIS_HOST}:6379", "$USER_HEADER".
+func unexpanded(s string) bool {
+	return yamlcheck.EnvVariable(s) || yamlcheck.BareVariable(s)
 }
 
 // oneServer returns an error when a Redis store of mode, as given or as

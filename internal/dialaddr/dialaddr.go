@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/sluice-dev/sluice/internal/redact"
 )
@@ -19,8 +21,14 @@ import (
 // server without a port being never reached. A host holding an "@", "?",
 // "#" or "/" is refused: it is a URL's user information, query or path
 // (secret@r.example:6379, r.example/0:6379), never a host, and would be
-// shown as written wherever the address is.
+// shown as written wherever the address is. An address holding a control
+// character (U+0000 to U+001F, U+007F to U+009F) or a byte that is no
+// UTF-8 is refused too: no host or port holds one, and a YAML file cannot
+// hold one as written.
 func Check(s string) error {
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
+		return errors.New("it holds a control character or a byte that is no UTF-8")
+	}
 	host, port, err := net.SplitHostPort(s)
 	if err != nil {
 		var ae *net.AddrError
