@@ -64,8 +64,9 @@ const subjectForms = "key:<SHA-256 of the key, 64 hex digits>, " + KeyNameSubjec
 //     a request sends it or as a store key keeps it: the key its requests
 //     are kept under (see ruleValue). A client's subject holding a "|"
 //     ("ext:auth0|123") may be named as it is where the text reads one way
-//     only (see ruleKeyReadings); an error names the keys of a text that
-//     reads two ways, each with such a subject hashed;
+//     only (see ruleKeyReadings), or as it is kept ("ext#" and its hash);
+//     an error names the keys of a text that reads two ways, each with
+//     such a subject hashed;
 //   - GlobalSubject, as it is.
 //
 // Subject does not check whether any state is kept under the subject.
@@ -278,14 +279,17 @@ func (ru *rule) keyKinds() string {
 //
 //   - a value in a form only a store key holds is kept: "#" and 32 hex
 //     digits (a hashed value; in lower case), "~" of a header, query,
-//     cookie, form or JSON value (one upstreams read differently) and,
-//     under fallback shared, "-" (an absent value);
+//     cookie, form or JSON value (one upstreams read differently),
+//     under fallback shared "-" (an absent value) and, of a value that may
+//     be a client's subject (see takesSubject), "ext#" and 32 hex digits
+//     (a caller's subject kept hashed, see appendSubject; in lower case);
 //   - a route's and a rule's value is kept as it is written;
 //   - a client's subject (Subject's forms but rule: and *), read as
 //     Subject reads it, is a client's or an API key's value, a token
-//     user's ("user#…"), or, under fallback ip, an absent value's (text
-//     in such a form that names no client is a value as a request sends
-//     it);
+//     user's ("user#…"), or, under fallback ip, an absent value's, kept as
+//     appendSubject keeps it (text in such a form that names no client is
+//     a value as a request sends it; a value sent in the form of a
+//     client's subject is named by its hash);
 //   - a user's value is its id, after "user:" or alone; an address's is
 //     the address or a group of the attribute's prefixes, after "ip:" or
 //     alone: its group;
@@ -304,6 +308,8 @@ func (m *Middleware) ruleValue(ru *rule, kp *keyPart, v string) (string, error) 
 		return v, nil
 	case len(v) == 33 && v[0] == '#' && isHex(v[1:]):
 		return strings.ToLower(v), nil
+	case len(v) == len(hashedSubject)+32 && strings.HasPrefix(v, hashedSubject) && isHex(v[len(hashedSubject):]) && ru.takesSubject(kp):
+		return hashedSubject + strings.ToLower(v[len(hashedSubject):]), nil
 	case v == ambiguousValue && kp.trimmed(), v == sharedValue && ru.fallback == FallbackShared:
 		return v, nil
 	}

@@ -51,17 +51,20 @@ func teamsKey(t *testing.T, m *Middleware, subject, team string) string {
 	return strings.TrimPrefix(res.ruleKeys[0], m.id.prefix)
 }
 
+// subjectHash returns the element of a rule's store key that keeps the
+// caller's subject s ("ext:…") hashed: "ext#" and the first 16 bytes, in
+// hex, of the SHA-256 of the text after "ext:".
 func subjectHash(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return "#" + hex.EncodeToString(sum[:16])
+	sum := sha256.Sum256([]byte(strings.TrimPrefix(s, "ext:")))
+	return "ext#" + hex.EncodeToString(sum[:16])
 }
 
 // A decision API subject is an opaque name, which may hold the "|" that
 // joins a rule's values ("auth0|5f7c…"). Kept as it is, subject "m|n"
 // without X-Team (ext:m|n|ext:m|n, its subject standing for the absent
 // value) and subject "m|n|ext:m" with X-Team "n" would share one count:
-// such a subject is kept hashed, as a long one is, so each client's key is
-// its own; a subject without a "|" is kept as it is.
+// such a subject is kept hashed ("ext#…"), as a long one is, so each
+// client's key is its own; a subject without a "|" is kept as it is.
 func TestRuleKeysOfSubjectsHoldingABarAreTheirOwn(t *testing.T) {
 	m := teamsMiddleware(t)
 	a, b := teamsKey(t, m, "m|n", ""), teamsKey(t, m, "m|n|ext:m", "n")

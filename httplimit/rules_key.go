@@ -104,10 +104,7 @@ func (m *Middleware) ruleKey(ru *rule, f *requestFacts, pat int, pm *pathMatch, 
 // by its own subject instead ("user:alice", "ext:…"; an IP client of no
 // address is "ip:unknown" either way): each client its own count, never
 // one count that every such client shares, which only FallbackShared asks
-// for. A subject kept as it is is no value of the key: each holds a ':'
-// or a '#', which no value appendKeyValue keeps as it is holds (a long
-// one, or one holding a '|', is hashed as a value of the same text would
-// be).
+// for. A subject is no value of the key, kept or hashed (see appendSubject).
 func (m *Middleware) appendFallbackIP(buf []byte, f *requestFacts) []byte {
 	if a := f.clientAddr(m.id); a.IsValid() {
 		return appendAddrGroup(append(buf, "ip:"...), a, m.id.ipv4Prefix, m.id.ipv6Prefix)
@@ -116,19 +113,27 @@ func (m *Middleware) appendFallbackIP(buf []byte, f *requestFacts) []byte {
 }
 
 // appendSubject appends a client's subject as a rule's store key keeps it:
-// as it is, or "#" and 32 hex digits of its SHA-256, as no subject of
-// another kind starts, when it is longer than maxKeySubject (a caller's own
+// as it is, or "ext#" and 32 hex digits of the SHA-256 of the caller's
+// subject after "ext:" when it is longer than maxKeySubject (a caller's own
 // "ext:…" may be as long as a store key) or holds a '|', which joins a
 // key's values: as it is, subject "ext:m|n" without a value of its own
 // ("ext:m|n|ext:m|n" under FallbackIP) and "ext:m|n|ext:m" with the value
-// "n" would be one key. Only a caller's own subject may hold either.
+// "n" would be one key. Only a caller's own subject may be either. No
+// subject, kept or hashed, is a value appendKeyValue makes, whatever the
+// value's text: a subject holds a ':' or starts with its kind and '#'
+// ("user#…", "ext#…"); a value kept as it is holds neither, a hashed one is
+// '#' and hex alone. So no request's value spends a client's count.
 func appendSubject(buf []byte, subject string) []byte {
 	if len(subject) > maxKeySubject || strings.IndexByte(subject, '|') >= 0 {
-		sum := sha256.Sum256([]byte(subject))
-		return hex.AppendEncode(append(buf, '#'), sum[:16])
+		sum := sha256.Sum256([]byte(strings.TrimPrefix(subject, "ext:")))
+		return hex.AppendEncode(append(buf, hashedSubject...), sum[:16])
 	}
 	return append(buf, subject...)
 }
+
+// hashedSubject starts a caller's subject kept hashed in a rule's store
+// key (see appendSubject), as "user#" starts a user id kept hashed.
+const hashedSubject = "ext#"
 
 // appendPart appends the value of one attribute of r to buf, or reports
 // that it is absent.
