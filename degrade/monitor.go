@@ -45,9 +45,10 @@ type MonitorConfig struct {
 	// unreachable.
 	StoreDown func() bool
 	// Clock is the time a request's latency is measured with, from Begin
-	// (or Start, or its last Restart) to its end; nil reads time.Now, whose readings measure on the
-	// monotonic clock. A latency the clock reads as negative (it went back
-	// between the two readings) counts as 0. The CPU share is measured
+	// (or Start) to its end, its pauses (Request.Pause) too; nil reads
+	// time.Now, whose readings measure on the monotonic clock. A latency
+	// the clock reads as negative (it went back between two readings)
+	// counts as 0. The CPU share is measured
 	// over windows of time.Now whatever Clock is: it is of the kernel's
 	// counts of CPU time, which run on the real clock.
 	Clock func() time.Time
@@ -91,8 +92,8 @@ func (m *Monitor) ready() {
 // with the status of the upstream's response: Start's Request's End.
 func (m *Monitor) Begin() (end func(status int)) { return m.Start().End }
 
-// Start counts a request in flight, its latency measured from now (see
-// Request.Restart), until its End.
+// Start counts a request in flight, its latency measured from now (less
+// its pauses: see Request.Pause), until its End.
 func (m *Monitor) Start() *Request {
 	m.inFlight.Add(1)
 	return &Request{m: m, start: m.now()}
@@ -101,25 +102,45 @@ func (m *Monitor) Start() *Request {
 // A Request is a request a Monitor counts in flight, from Monitor.Start to
 // its End. Its methods are safe for concurrent use.
 type Request struct {
-	m     *Monitor
-	mu    sync.Mutex
-	start time.Time
-	ended bool
+	m      *Monitor
+	mu     sync.Mutex
+	start  time.Time
+	paused time.Duration // the pauses ended, in all
+	since  time.Time     // the start of the pause open, with pauses > 0
+	pauses int           // the pauses open
+	ended  bool
 }
 
-// Restart measures the request's latency from now: what came before (a
-// client's upload of the request's body, which the upstream waits for) is
-// not the upstream's. After End it does nothing.
-func (r *Request) Restart() {
+// Pause stops the request's latency until the matching Resume: the time
+// between them is a wait that is not the upstream's, as a read of the
+// client's request body is (the client's upload, which the upstream waits
+// for). Pauses may overlap: the latency stands still while any is open,
+// and a pause still open at End ends there. After End, Pause and Resume do
+// nothing; so does a Resume without a Pause.
+func (r *Request) Pause() {
 	r.mu.Lock()
 	if !r.ended {
-		r.start = r.m.now()
+		if r.pauses == 0 {
+			r.since = r.m.now()
+		}
+		r.pauses++
+	}
+	r.mu.Unlock()
+}
+
+// Resume ends a pause (see Pause).
+func (r *Request) Resume() {
+	r.mu.Lock()
+	if !r.ended && r.pauses > 0 {
+		if r.pauses--; r.pauses == 0 {
+			r.paused += max(r.m.now().Sub(r.since), 0)
+		}
 	}
 	r.mu.Unlock()
 }
 
 // End ends the request with the status of the upstream's response, its
-// latency the time since Start or the last Restart. Status 0 says the
+// latency the time since Start less its pauses. Status 0 says the
 // response was not the upstream's (a refusal the server made itself: a
 // 429, the 503 of a degraded level), or not its outcome: the request
 // leaves the in-flight count but its latency and status are not the
@@ -134,7 +155,11 @@ func (r *Request) End(status int) {
 	}
 	r.ended = true
 	m := r.m
-	d := max(m.now().Sub(r.start), 0)
+	now := m.now()
+	if r.pauses > 0 {
+		r.paused += max(now.Sub(r.since), 0)
+	}
+	d := max(now.Sub(r.start)-r.paused, 0)
 	r.mu.Unlock()
 	m.inFlight.Add(-1)
 	if status == 0 {
@@ -154,10 +179,11 @@ func (r *Request) End(status int) {
 	m.mu.Unlock()
 }
 
-// Failed turns one request that Begin's end (a Request's End) counted as answered by the
-// upstream into a failure: for an outcome known only after the answer
-// started, as a gRPC call's status is, in its trailers. Call it at most
-// once per request, after its end, and only for a status that end counted.
+// Failed turns one request that Begin's end (a Request's End) counted as
+// answered by the upstream into a failure: for an outcome known only after
+// the answer started, as a gRPC call's status is, in its trailers. Call it
+// at most once per request, after its end, and only for a status that end
+// counted.
 // The failure counts in the window it comes in, whichever window counted
 // the answer: a window's error rate is its failures over the larger of its
 // answers and its failures.

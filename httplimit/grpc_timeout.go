@@ -10,6 +10,8 @@ import (
 // when r is a gRPC or gRPC-Web call, as a gRPC server sets its calls'
 // deadlines, and the function that releases it; otherwise (no header, one
 // that is not a grpc-timeout) r itself and a function that does nothing.
+// It reads the first grpc-timeout field: Handler has refused a call whose
+// fields differ (fieldsReadApart).
 // A call whose turn in a queue comes after its deadline is then refused
 // at once (see DecideFor), and the upstream it reaches is given up on
 // when its caller gives up.

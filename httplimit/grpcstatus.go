@@ -86,10 +86,44 @@ func GRPCStatusOf(h http.Header) (code uint32, ok bool) {
 // grpcCall reports whether r is a gRPC or gRPC-Web call: its Content-Type
 // is application/grpc, application/grpc-web or application/grpc-web-text,
 // with any +format suffix.
-func grpcCall(r *http.Request) bool {
-	switch _, base := grpcweb.Media(r.Header.Get("Content-Type")); base {
+func grpcCall(r *http.Request) bool { return grpcType(r.Header) }
+
+// grpcType reports whether h, a request's header, is a gRPC or gRPC-Web
+// call's (see grpcCall).
+func grpcType(h http.Header) bool {
+	switch _, base := grpcweb.Media(h.Get("Content-Type")); base {
 	case "application/grpc", "application/grpc-web", "application/grpc-web-text":
 		return true
+	}
+	return false
+}
+
+// fieldsReadApart returns the detail of the 400 with which Handler refuses a
+// request of header h, before any decision, when h holds fields that the
+// limits and the handler after them may read apart; "" for none. They are
+// Content-Type fields whose values differ, a field that is a singleton
+// (RFC 9110 §8.3): the limits read the first (grpcCall), grpc-go's HTTP/2
+// transport takes a call for gRPC by any valid one, so a call the limits
+// judge no gRPC call would be one to it; and, in a gRPC or gRPC-Web call,
+// grpc-timeout fields whose values differ: the limits take the first for
+// its deadline (grpcDeadline), grpc-go's transport obeys the last. Fields
+// repeated with one value read alike wherever they are read.
+func fieldsReadApart(h http.Header) string {
+	if valuesNotOne(h["Content-Type"]) {
+		return "The request has Content-Type fields that differ: a request has one Content-Type (RFC 9110 §8.3), and which of them the service would read is unknown."
+	}
+	if valuesNotOne(h["Grpc-Timeout"]) && grpcType(h) {
+		return "The call has grpc-timeout fields that differ: a call has one deadline, and which of them the service would obey is unknown."
+	}
+	return ""
+}
+
+// valuesNotOne reports whether vs, a field's values, are not all the same.
+func valuesNotOne(vs []string) bool {
+	for _, v := range vs[min(1, len(vs)):] {
+		if v != vs[0] {
+			return true
+		}
 	}
 	return false
 }

@@ -481,13 +481,22 @@ func (m *Middleware) logger() *slog.Logger {
 // the queue comes after its context's deadline is refused at once (see
 // DecideFor); a gRPC or gRPC-Web call's deadline is the one its
 // grpc-timeout header states, as a gRPC server reads it, and the request
-// next serves ends with it. A client that leaves before its decision is
+// next serves ends with it. A request whose header next may read otherwise
+// than the limits do — Content-Type fields that differ, or grpc-timeout
+// fields that differ in a gRPC or gRPC-Web call — is refused with a 400
+// problem before any decision, and spends nothing: which one next reads is
+// next's (grpc-go's HTTP/2 transport takes the last grpc-timeout and any
+// gRPC Content-Type). A client that leaves before its decision is
 // made is not served, and its request is no failure to decide
 // (ErrorHandler is not called). Its type, func(http.Handler)
 // http.Handler, is the middleware of net/http and of routers such as chi;
 // see Example_perRoute.
 func (m *Middleware) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if detail := fieldsReadApart(r.Header); detail != "" {
+			writeProblem(w, &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: detail})
+			return
+		}
 		r, release := grpcDeadline(r)
 		defer release()
 		res, err := m.Decide(r)

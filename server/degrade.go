@@ -352,10 +352,10 @@ func (s *Server) grpcOutcome(g *grpcAnswer) {
 // it to the upstream (markUpstream: not while it waits in a leaky-bucket
 // queue, nor while it is decided or refused) until its status is written or
 // its connection switches protocol, so that streams (events, WebSockets) do
-// not weigh on the load signals for their whole life. Its latency runs to
-// the same moment from the request's last sign of life on its way to the
-// upstream (see answerWait): the upstream's wait, not the client's upload.
-// With cors set, it lets the request's origin read the response
+// not weigh on the load signals for their whole life. Its latency is the
+// same span less the proxy's waits on the client's body (see watchedBody):
+// the upstream's dial, its taking of the body and its answer, not the
+// client's upload. With cors set, it lets the request's origin read the response
 // (corsPolicy.annotate).
 type statusWriter struct {
 	http.ResponseWriter
@@ -477,7 +477,7 @@ func (w *statusWriter) WriteHeader(code int) {
 }
 
 // begin counts the request, which goes to the upstream, in flight with the
-// monitor (mon), its latency measured from now, once.
+// monitor (mon), its latency measured from now (less its pauses), once.
 func (w *statusWriter) begin() {
 	if w.mon != nil && w.req == nil && !w.wrote {
 		w.req = w.mon.Start()

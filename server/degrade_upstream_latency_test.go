@@ -1,8 +1,11 @@
 package server_test
 
 import (
+	"bytes"
+	"crypto/tls"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/degrade"
+	"github.com/sluice-dev/sluice/internal/testpki"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
 )
@@ -129,11 +133,10 @@ func (b *slowBody) Read(p []byte) (int, error) {
 
 // The time a client takes to send its request's body (a slow mobile
 // upload, a client-streaming call, a stranger trickling bytes within
-// read_timeout) is not the upstream's latency, which runs from the
-// request's last sign of life on its way to the upstream (its body's last
-// read, the request written whole) to the answer's start: an upstream
-// that answers the moment it has the body is not slow, as nginx's upstream
-// time leaves out a buffered upload. An open request stream is no more the
+// read_timeout) is not the upstream's latency, from which the proxy's waits
+// on the client's body are taken out: an upstream that answers the moment
+// it has the body is not slow, as nginx's upstream time leaves out the
+// upload of a body it buffers. An open request stream is no more the
 // upstream's load than an open answer stream.
 func TestAClientsSlowUploadIsNotTheUpstreamsLatency(t *testing.T) {
 	srv, base := latencyServer(t, `plans:
@@ -156,5 +159,95 @@ func TestAClientsSlowUploadIsNotTheUpstreamsLatency(t *testing.T) {
 	if l := srv.SampleNow(); l != degrade.Normal {
 		t.Errorf("an upstream answering the moment each body is in: level %v, p99 read as %v; want normal",
 			l, srv.Degradation().Signals.P99)
+	}
+}
+
+// An upstream slow to take a request's body (its workers busy, a lookup
+// before it reads: its own queue) is slow, however fast the client sent
+// the body: the time between the proxy's reads of the body is the
+// upstream's backpressure, and only the time spent waiting inside a read
+// is the client's. As nginx's upstream time counts the sending of a
+// buffered body, an upstream that holds each 8 MiB body 1.5 s before it
+// reads it reads as 1.5 s, though its reads come when it is almost done.
+func TestAnUpstreamSlowToTakeTheBodyIsSlow(t *testing.T) {
+	srv, base := latencyServer(t, `plans:
+  free:
+    limits:
+      - {name: per-second, algorithm: gcra, quantity: 100000, window: 1s}
+`, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(1500 * time.Millisecond) // the upstream's own wait, before it reads
+		io.Copy(io.Discard, r.Body)
+		w.Write([]byte("ok"))
+	})
+	body := bytes.Repeat([]byte("x"), 8<<20)
+	statuses := sendAll(t, 3, func() *http.Request {
+		req, _ := http.NewRequest("POST", base+"/api/uploads", bytes.NewReader(body)) // all of it at once
+		return req
+	})
+	if statuses[200] != 3 {
+		t.Fatalf("statuses %v: the premise failed", statuses)
+	}
+	srv.SampleNow()
+	if p99 := srv.Degradation().Signals.P99; p99 < time.Second {
+		t.Errorf("an upstream that held each request 1.5 s before taking its body (sent at once by the client): p99 %v; want at least 1s", p99)
+	}
+}
+
+// slowAccept is an upstream's listener whose accept loop runs delay
+// behind, as an overloaded server's backlog does.
+type slowAccept struct {
+	net.Listener
+	delay time.Duration
+}
+
+func (l *slowAccept) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		time.Sleep(l.delay)
+	}
+	return c, err
+}
+
+// An upstream slow to take a connection (its backlog full) is slow: the
+// proxy's dial, over TLS its handshake, is the upstream's latency, as
+// nginx's upstream time counts connecting. An https upstream whose accept
+// loop runs 1.5 s behind, answering a GET without a body the moment it
+// has the connection, reads as 1.5 s, as it does over http://, where the
+// request waits in the connection's buffers instead.
+func TestAnUpstreamSlowToTakeAConnectionIsSlowOverTLS(t *testing.T) {
+	ca := testpki.New(t, "upstream CA")
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("ok"))
+	}))
+	up.Listener = &slowAccept{Listener: up.Listener, delay: 1500 * time.Millisecond}
+	up.TLS = &tls.Config{Certificates: []tls.Certificate{ca.Server(t, "upstream")}, MinVersion: tls.VersionTLS12}
+	up.StartTLS()
+	t.Cleanup(up.Close)
+	srv, _ := loadServer(t, ca.Dir, "upstream: "+up.URL+"\nupstream_tls: {ca_file: ca.pem}\n"+`
+plans:
+  anonymous:
+    limits: [{name: per-minute, algorithm: fixed-window, quantity: 100, window: 1m}]
+anonymous_plan: anonymous
+degradation:
+  interval: 30s
+  min_dwell: 30s
+  levels:
+    elevated: {enter: {p99: 1s}, leave: {p99: 500ms}}
+`)
+	front := httptest.NewServer(srv.PublicHandler())
+	t.Cleanup(front.Close)
+	srv.SampleNow()
+	resp, err := http.Get(front.URL + "/v1/items")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s: the premise failed", resp.Status)
+	}
+	srv.SampleNow()
+	if p99 := srv.Degradation().Signals.P99; p99 < time.Second {
+		t.Errorf("an https upstream that took 1.5 s to take the connection: p99 %v; want at least 1s", p99)
 	}
 }

@@ -27,7 +27,9 @@ import (
 // request's own media type (application/grpc-web, application/grpc-web-text
 // and their +proto, +json… forms), whose clients read a trailers-only
 // answer from the response's headers as gRPC clients do. It returns "" for
-// any other request.
+// any other request. It reads the first Content-Type field: the limits
+// (httplimit's Handler) refuse a request whose fields differ, with a 400,
+// before the upstream could read another.
 func grpcReplyType(r *http.Request) string {
 	media, base := grpcweb.Media(r.Header.Get("Content-Type"))
 	switch base {
@@ -201,7 +203,9 @@ func (g *grpcAnswer) pushback(st *status.Status) string {
 // (milliseconds), u (microseconds) or n (nanoseconds). It returns the zero
 // time, no deadline, for a call without the header, with a malformed one,
 // or with a timeout longer than a time.Duration holds (centuries: past
-// any delay a pushback can state).
+// any delay a pushback can state). It reads the first grpc-timeout field,
+// as the limits do: they refuse a call whose fields differ, with a 400,
+// before the upstream could obey another (grpc-go obeys the last).
 func grpcCallDeadline(r *http.Request) time.Time {
 	v := r.Header.Get("Grpc-Timeout")
 	if len(v) < 2 || len(v) > 9 {

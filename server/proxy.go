@@ -24,6 +24,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/degrade"
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
@@ -157,13 +158,13 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 		rc := http.NewResponseController(w)
 		sw := &streamWriter{ResponseWriter: w, rc: rc, idle: conns.StreamIdleTimeout, cancel: cancel,
 			switched: switched, fields: w.Header().Clone(), own: own}
-		sw.wait = answerWait{rc: rc, write: conns.WriteTimeout, req: upstreamRequest(w)}
+		sw.wait = answerWait{rc: rc, write: conns.WriteTimeout}
 		defer sw.stop()
 		sw.wait.from(time.Now())
 		ctx = context.WithValue(ctx, answerKey{}, sw)
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: sw.wait.wroteRequest})
 		if r.Body != nil && r.Body != http.NoBody {
-			sw.body = &watchedBody{ReadCloser: r.Body, rc: rc, idle: conns.ReadTimeout, wait: &sw.wait}
+			sw.body = &watchedBody{ReadCloser: r.Body, rc: rc, idle: conns.ReadTimeout, wait: &sw.wait, req: upstreamRequest(w)}
 			defer sw.body.stop()
 		}
 		r = r.WithContext(ctx)
@@ -343,14 +344,20 @@ func paramOverrideOf(r *http.Request) (string, error) {
 // (wait.from, see answerWait): on HTTP/2 the listener's write_timeout runs
 // from the stream's opening and resets the stream when it passes, which
 // would cut a client-streaming call or a long upload that still moves
-// data. The transport reads the body on a goroutine of its own, which may
-// outlive the handler: stop, before the handler returns, ends the
-// extensions (the connection may be serving another request by then).
+// data. The time spent in its reads, waiting on the client, is not the
+// upstream's latency: each read pauses req (the degradation monitor's
+// count of the request, nil for none), so the latency keeps the dial, the
+// body's sending at the upstream's pace and the wait for the answer, not
+// the client's upload. The transport reads the body on a goroutine of its
+// own, which may outlive the handler: stop, before the handler returns,
+// ends the extensions (the connection may be serving another request by
+// then).
 type watchedBody struct {
 	io.ReadCloser
 	rc    *http.ResponseController
 	idle  time.Duration
 	wait  *answerWait
+	req   *degrade.Request
 	err   atomic.Pointer[error]
 	mu    sync.Mutex
 	ended bool // the body ended, or the handler returned: no more extensions
@@ -358,7 +365,13 @@ type watchedBody struct {
 
 func (b *watchedBody) Read(p []byte) (int, error) {
 	b.extend()
+	if b.req != nil {
+		b.req.Pause()
+	}
 	n, err := b.ReadCloser.Read(p)
+	if b.req != nil {
+		b.req.Resume()
+	}
 	if err != nil {
 		if err != io.EOF {
 			b.err.Store(&err)

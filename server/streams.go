@@ -9,8 +9,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/sluice-dev/sluice/degrade"
 )
 
 // streamWriter is the writer the reverse proxy answers through. The
@@ -151,36 +149,27 @@ const ownAnswerRoom = time.Second
 // 504); the listener's write deadline passes ownAnswerRoom after that,
 // moved from each sign of life of the request: the proxy's start, each
 // read of its body (see watchedBody), and the request written to the
-// upstream. The upstream's latency, which the degradation monitor takes
-// (req), runs from the same moments: the time a client takes to send its
-// body, which the upstream waits for, is not the upstream's. Once the answer starts, its writer bounds the writes (see
+// upstream. Once the answer starts, its writer bounds the writes (see
 // streamWriter), and the wait ends; it ends too when the handler returns
 // (the transport's goroutines may outlive it, and the connection serve
 // another request). The zero answerWait bounds nothing.
 type answerWait struct {
 	rc    *http.ResponseController
 	write time.Duration
-	req   *degrade.Request // the monitor's count of the request, nil for none
 	mu    sync.Mutex
 	ended bool
 }
 
-// from moves the write deadline to write and ownAnswerRoom from now, and
-// restarts the upstream's latency (req), unless the wait ended.
+// from moves the write deadline to write and ownAnswerRoom from now, unless
+// the wait ended.
 func (a *answerWait) from(now time.Time) {
-	if a.write <= 0 && a.req == nil {
+	if a.write <= 0 {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.ended {
-		return
-	}
-	if a.write > 0 {
+	if !a.ended {
 		a.rc.SetWriteDeadline(now.Add(a.write + ownAnswerRoom))
-	}
-	if a.req != nil {
-		a.req.Restart()
 	}
 }
 
