@@ -2,6 +2,7 @@
 package redact
 
 import (
+	"encoding/hex"
 	"slices"
 	"strings"
 )
@@ -176,10 +177,12 @@ func unescape(s string) string {
 	}
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
-			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
-			i += 2
-			continue
+		if s[i] == '%' && i+2 < len(s) {
+			if d, err := hex.DecodeString(s[i+1 : i+3]); err == nil {
+				b = append(b, d[0])
+				i += 2
+				continue
+			}
 		}
 		b = append(b, s[i])
 	}
@@ -188,19 +191,6 @@ func unescape(s string) string {
 
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 func isLower(c byte) bool  { return 'a' <= c && c <= 'z' }
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c <= 'F':
-		return c - 'A' + 10
-	}
-	return c - 'a' + 10
-}
 
 func authority(s string) int {
 	scheme, _, ok := strings.Cut(s, "://")
