@@ -119,13 +119,13 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 	}
 	st := s.state.Load()
 	_, query, _ := strings.Cut(req.Path, "?")
-	method, err := overrideJudged(st.cfg, req.Method, query, c.Header)
+	method, named, err := overrideJudged(st.cfg, req.Method, query, c.Header)
 	if err != nil {
 		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
 		return
 	}
 	level := s.ctl.Level()
-	if level > degrade.Normal && s.shedCheck(w, r, st, sc, level, method) {
+	if level > degrade.Normal && s.shedCheck(w, r, st, sc, level, method, named) {
 		return
 	}
 	mw, res, err := st.decideAt(r.Context(), level, c, method, req.Path, cost)
@@ -178,12 +178,13 @@ type checkShed struct {
 // the proxy sheds its endpoint; one that names no endpoint, neither method
 // nor path, at level 3 only), and if so answers it 200 with a checkShed, its
 // wait shedRetryAfter, and counts and logs it (noteShed). judged is the
-// method the check is judged by (overrideJudged): a POST judged as another
-// is shed by the classes of either method, as forward-auth sheds it. A
+// method the check is judged by and named the one its override names
+// (overrideJudged): a POST whose override names another method is shed by
+// the classes of either method, as forward-auth sheds it. A
 // shed is a refusal, as the limits' are, the caller's to pass on: a 503 is
 // the answer of a limiter that could not decide, which a caller may fail
 // open on.
-func (s *Server) shedCheck(w http.ResponseWriter, r *http.Request, st *state, sc *checkScratch, level degrade.Level, judged string) bool {
+func (s *Server) shedCheck(w http.ResponseWriter, r *http.Request, st *state, sc *checkScratch, level degrade.Level, judged, named string) bool {
 	req := &sc.req
 	var described *http.Request // none: a check of the client's limits alone
 	method, path := "", ""
@@ -193,8 +194,11 @@ func (s *Server) shedCheck(w http.ResponseWriter, r *http.Request, st *state, sc
 		path, _, _ = strings.Cut(req.Path, "?")
 	}
 	refuse, why := st.shed(level, described)
-	if !refuse && described != nil && judged != req.Method {
-		described.Method = req.Method
+	if !refuse && described != nil && named != "" {
+		described.Method = named
+		if judged == named {
+			described.Method = req.Method
+		}
 		refuse, why = st.shed(level, described) // a class of either reading
 	}
 	if !refuse {

@@ -68,15 +68,15 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", fmt.Sprintf("%s is a header sluice reads (an API key, token, user or plan header, or a rule's), spelled otherwise: an upstream that reads \"_\" or \".\" as \"-\" (Rack, WSGI, PHP behind FastCGI) would act on a value sluice did not judge; have the front proxy drop headers with underscores or dots (nginx does by default: underscores_in_headers off, ignore_invalid_headers on)", name))
 		return
 	}
-	posted, err := judgeOverride(st.cfg, orig, r.Header)
+	other, err := judgeOverride(st.cfg, orig, r.Header)
 	if err != nil {
 		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
 		return
 	}
 	level := s.ctl.Level()
 	refuse, why := st.shed(level, orig)
-	if !refuse && posted != nil {
-		refuse, why = st.shed(level, posted) // a class of either reading
+	if !refuse && other != nil {
+		refuse, why = st.shed(level, other) // a class of either reading
 	}
 	if refuse {
 		s.shedForwardAuth(w, orig, st, level, why)
@@ -246,51 +246,57 @@ func firstOf(vs ...string) string {
 
 // judgeOverride sets orig, a described POST that carries a method override
 // (methodOverrideOf: a header, or the _method of its query), to the method
-// it names, and returns the request as
-// POST beside it; nil, orig unchanged, for any other request. Frameworks
-// serve such a POST as the method named (Symfony and Laravel whatever
-// their configuration, ASP.NET Core, Rack and Express when configured to),
-// and the front proxy passes the header on: the client must pay what that
-// method costs. The middleware judges one method, so the request is judged
-// by the one named when that is at least as strict as POST under cfg
-// (judgedAsStrictly), and its degradation classes under both; as the POST
-// it is (nil, orig unchanged) when the POST is at least as strict as the
-// method named, as the reverse proxy judges a _method (paramOverride); an
-// error (a 400, nothing spent) when neither is, and for overrides that
-// name two methods or no method. overrideJudged judges the method.
-func judgeOverride(cfg *config.Config, orig *http.Request, h http.Header) (posted *http.Request, err error) {
-	m, err := overrideJudged(cfg, orig.Method, orig.URL.RawQuery, h)
-	if err != nil || m == orig.Method {
+// cfg judges it by (overrideJudged), and returns the request as the other
+// method beside it, for its degradation classes: the POST it is when orig
+// is judged as the method named, the method named when it is judged as
+// the POST. It returns nil, orig unchanged, for any other request.
+// Frameworks serve such a POST as the method named (Symfony and Laravel
+// whatever their configuration, ASP.NET Core, Rack and Express when
+// configured to), and the front proxy passes the header on: the client
+// must pay what that method costs, and the classes of either method shed
+// it, as the reverse proxy sheds a _method (paramOverride).
+func judgeOverride(cfg *config.Config, orig *http.Request, h http.Header) (other *http.Request, err error) {
+	judged, named, err := overrideJudged(cfg, orig.Method, orig.URL.RawQuery, h)
+	if err != nil || named == "" {
 		return nil, err
 	}
 	p := *orig
-	orig.Method = m
+	if judged == orig.Method {
+		p.Method = named
+	} else {
+		orig.Method = judged
+	}
 	return &p, nil
 }
 
 // overrideJudged returns the method by which cfg judges a described
 // request of method, whose headers are h and whose query string is query,
-// as judgeOverride judges it: the method its override names, method itself,
-// or an error, the detail of a 400. It allocates nothing for a request
-// that is no POST.
-func overrideJudged(cfg *config.Config, method, query string, h http.Header) (string, error) {
+// and the method its override names ("" when none names another). A POST
+// whose override names another method is judged as the method named when
+// cfg judges that at least as strictly as a POST (judgedAsStrictly), and
+// as the POST it is when cfg judges the POST at least as strictly as the
+// method named (it is charged at least as much); the error, the detail of
+// a 400, is for one that neither judges alone, and for overrides that name
+// two methods or no method. Any other request is judged by its method. It
+// allocates nothing for a request that is no POST.
+func overrideJudged(cfg *config.Config, method, query string, h http.Header) (judged, named string, err error) {
 	if method != http.MethodPost {
-		return method, nil // only a POST is overridden
+		return method, "", nil // only a POST is overridden
 	}
 	m, err := methodOverrideOf(h, query)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if m == "" || m == http.MethodPost {
-		return method, nil
+		return method, "", nil
 	}
 	if !judgedAsStrictly(cfg, m, http.MethodPost) {
 		if judgedAsStrictly(cfg, http.MethodPost, m) {
-			return method, nil // the POST pays at least what the method named would
+			return method, m, nil // the POST pays at least what the method named would
 		}
-		return "", fmt.Errorf("a POST with a method override to %s (X-HTTP-Method-Override, X-HTTP-Method or X-Method-Override, or the query's _method), which upstreams that honour it serve as a %s: the configuration judges some request more strictly as a POST than as a %s (a cost, rule or exemption by method), so neither method alone judges it; have the front proxy drop those headers, and send the %s itself rather than _method", m, m, m, m)
+		return "", "", fmt.Errorf("a POST with a method override to %s (X-HTTP-Method-Override, X-HTTP-Method or X-Method-Override, or the query's _method), which upstreams that honour it serve as a %s: the configuration judges some request more strictly as a POST than as a %s (a cost, rule or exemption by method), so neither method alone judges it; have the front proxy drop those headers, and send the %s itself rather than _method", m, m, m, m)
 	}
-	return m, nil
+	return m, m, nil
 }
 
 // methodOverrideOf returns the method that h's method overrides
