@@ -632,6 +632,7 @@ func ExampleNew() {
 	store, err := failover.New(cache, local, failover.Options{
 		OnError:   failover.Local, // the default: decide locally on quota ÷ instances
 		Instances: 4,
+		Timeout:   time.Second, // a call to the remote store that takes longer failed (default 50 ms)
 	})
 	if err != nil {
 		fmt.Println(err)
