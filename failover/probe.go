@@ -36,7 +36,7 @@ import (
 // leaves the breaker as it was, with its probe given back.
 //
 // The primary may have come to place the probe's check on another node
-// (Options.Node) since the check was kept: a Sentinel's or Cluster's
+// (Options.Node) since its call was routed: a Sentinel's or Cluster's
 // store names the node "" until it connects, a Cluster's slot moves, a
 // Sentinel names a new master. The probe still goes, to the node the
 // primary places the check on now, and its outcome settles the kept
@@ -192,12 +192,20 @@ func (f *Store) failed(n *node, t ticket, checks []sluice.Check) {
 	}
 }
 
-// keepProbe keeps the first of checks on n as n's probe (see failed).
+// keepProbe keeps the first of checks on n as n's probe (see failed). The
+// primary may have come to place every check of the call on another node
+// while the call was under way (see Probe); then it keeps the call's first
+// check, which a probe asks of where the primary places it now.
 func (f *Store) keepProbe(n *node, checks []sluice.Check) {
+	if len(checks) == 0 {
+		return
+	}
+	c := &checks[0]
 	for i := range checks {
-		if c := &checks[i]; f.nodeOf == nil || f.nodes.lookup(f.nodeOf(c)) == n {
-			n.probe.Store(&sluice.Check{Key: c.Key, Limit: c.Limit})
-			return
+		if f.nodeOf == nil || f.nodes.lookup(f.nodeOf(&checks[i])) == n {
+			c = &checks[i]
+			break
 		}
 	}
+	n.probe.Store(&sluice.Check{Key: c.Key, Limit: c.Limit})
 }

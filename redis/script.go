@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"bytes"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -93,7 +94,9 @@ var loadScripts = sync.OnceValues(func() (*scripts, error) {
 })
 
 // luaSource concatenates the shared files, the files of families and main,
-// read from fsys's lua/ directory, into one script.
+// read from fsys's lua/ directory, into one script. A shebang line that
+// begins main ("#!lua", see apply.lua) begins the script, which Redis reads
+// its flags from.
 func luaSource(fsys fs.FS, families int, main string) (string, error) {
 	names := []string{"arith.lua", "state.lua"}
 	for i, f := range familyFiles {
@@ -101,12 +104,22 @@ func luaSource(fsys fs.FS, families int, main string) (string, error) {
 			names = append(names, f)
 		}
 	}
-	var b strings.Builder
+	srcs := make([][]byte, 0, len(names)+1)
 	for _, name := range append(names, main) {
 		src, err := fs.ReadFile(fsys, "lua/"+name)
 		if err != nil {
 			return "", fmt.Errorf("redis: embedded script missing from this build: %w", err)
 		}
+		srcs = append(srcs, src)
+	}
+	var b strings.Builder
+	if last := srcs[len(srcs)-1]; bytes.HasPrefix(last, []byte("#!")) {
+		line, rest, _ := bytes.Cut(last, []byte("\n"))
+		b.Write(line)
+		b.WriteByte('\n')
+		srcs[len(srcs)-1] = rest
+	}
+	for _, src := range srcs {
 		b.Write(src)
 		b.WriteByte('\n')
 	}

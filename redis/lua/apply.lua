@@ -1,3 +1,4 @@
+#!lua
 -- apply.lua: decides one or more calls, each of whose checks live in one
 -- Cluster slot. Each call is decided atomically and all-or-nothing exactly
 -- as sluice.DecideBatch: if any enforcing (non-shadow) check is refused,
@@ -15,9 +16,16 @@
 -- last state and TTL (write-back, see state.lua): a key several calls use
 -- is read once and written once, and a run pays one MGET and one SET per
 -- key rather than a GET and a SET per check. A call that fails while
--- deciding (as on a corrupt state) has written nothing. If Redis refuses
--- the writes at the end (out of memory, which it checks at a script's first
--- write only), the run fails as a whole and nothing is written.
+-- deciding (as on a corrupt state) has written nothing.
+--
+-- The first line, a shebang of no flags, has Redis refuse the run before it
+-- starts whenever it refuses writes: out of memory (maxmemory reached under
+-- noeviction), a replica, a master that cannot save or has too few
+-- replicas for min-replicas-to-write. A run that would write nothing, a
+-- peek or a refusal, is refused then too, as a run that consumes is: the
+-- store cannot decide, and a check of cost 0 (a failover probe) fails as
+-- the next call would. On a Cluster, the run may touch keys of one slot
+-- only, all of them in KEYS.
 --
 -- KEYS     the state keys of every check of every call, in order
 -- ARGV[1]  the time in µs since sluice.Epoch, or "" for Redis's TIME

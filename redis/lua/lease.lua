@@ -12,6 +12,15 @@
 -- evicted, deleted or expired since): the state there now never counted
 -- the lease. The key keeps its TTL.
 --
+-- This script has no shebang line: unlike apply.lua's runs, its runs are
+-- not refused before they start while Redis refuses writes. Out of memory,
+-- Redis refuses a run at its first write, and only if that write may take
+-- memory (HSET, SET, RESTORE; not HDEL or DEL); a replica refuses it at its
+-- first write. A give-back whose first write deletes (a sliding log's
+-- newest entry, given back whole) thus still runs on a full Redis, and
+-- frees memory there; one that first rewrites a state fails, having written
+-- nothing.
+--
 -- KEYS[i]    the state key of a lease, i ≤ n = #KEYS / 2
 -- KEYS[n+i]  its reset key, in the same slot
 -- ARGV       per key: CHECK_ARGS check arguments (the cost: the units to

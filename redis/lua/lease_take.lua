@@ -1,3 +1,4 @@
+#!lua
 -- lease_take.lua: takes quota leases for one call (see Leased), its keys
 -- all in one slot. The call's checks are decided at their own cost,
 -- all-or-nothing, exactly as apply.lua decides a call: if any is refused,
@@ -8,6 +9,8 @@
 -- exactly as an apply.lua run of that cost would. A refusal is thus the
 -- call's own, never the lease's. A state a refused call reads keeps its
 -- key at least until its limit has it back at full quota (see outlive).
+-- The first line, a shebang of no flags, has Redis refuse the run before it
+-- starts when it could not take its writes, as apply.lua's does.
 --
 -- KEYS[i]  the state key of check i
 -- ARGV[1]  the time (as in apply.lua), ARGV[2] the least TTL in ms

@@ -21,6 +21,15 @@
 -- to the key since; a DUMP that holds another pending reservation's units
 -- is fine, since that one's undo then applies to the restored state.
 --
+-- This script has no shebang line: unlike apply.lua's runs, its runs are
+-- not refused before they start while Redis refuses writes. Out of memory,
+-- Redis refuses a run at its first write, and only if that write may take
+-- memory (HSET, SET, RESTORE; not HDEL or DEL); a replica refuses it at its
+-- first write. A give-back whose first write deletes (a key the reservation
+-- created, or a sliding log's newest entry taken back whole) thus still
+-- runs on a full Redis, and frees memory there; one that first rewrites a
+-- state fails, having written nothing.
+--
 -- KEYS[i]    the state key of a check that consumed, i ≤ n = #KEYS / 2
 -- KEYS[n+i]  its reset key, in the same slot
 -- ARGV[1]    the time (as in apply.lua), ARGV[2] the reservation's token,

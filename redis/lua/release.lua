@@ -5,6 +5,14 @@
 -- never held it, and its leases are all stamped after the reset. The key
 -- keeps its TTL, which still covers what is left.
 --
+-- This script has no shebang line: unlike apply.lua's runs, its runs are
+-- not refused before they start while Redis refuses writes. Out of memory,
+-- Redis refuses a run at its first write, and only if that write may take
+-- memory (HSET, SET, RESTORE; not HDEL or DEL); a replica refuses it at its
+-- first write. A give-back whose first write deletes (the key's newest
+-- lease) thus still runs on a full Redis, and frees memory there; one that
+-- first rewrites a state fails, having written nothing.
+--
 -- KEYS[i]    the state key of a check with a lease to give back, i ≤ n =
 --            #KEYS / 2
 -- KEYS[n+i]  its reset key, in the same slot
