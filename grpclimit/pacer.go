@@ -42,13 +42,17 @@ import (
 // the call's deadline fails at once with RESOURCE_EXHAUSTED (the error
 // wrapping client.ErrWaitTooLong in its message), and a call whose context
 // ends first fails with its context's error as a status. A stream is paced
-// when it opens and learns from its first message's header when that
-// carries RateLimit fields (a Server's admitted stream), else when it
-// ends; until then it counts as in flight. A stream so admitted that
-// ends in a refusal (RESOURCE_EXHAUSTED or UNAVAILABLE with a quota
+// when it opens and learns from its first message's header, the server's
+// answer: the stream's admission when that carries RateLimit fields (a
+// Server's admitted stream), a server without limits for the stream when
+// it carries none (a server without limits, a client or method the server
+// exempts); a stream that ends before its first message, from its end.
+// Until then it counts as in flight. A stream that ends in a refusal after
+// its first message (RESOURCE_EXHAUSTED or UNAVAILABLE with a quota
 // detail: the service's own) holds every call for its RetryInfo delay as
-// any refusal does. A stream whose server sends nothing for long, as the
-// first call of a Pacer (its probe), holds the other calls for that long.
+// any refusal does. A stream whose server sends no message for long, as
+// the first call of a Pacer (its probe), holds the other calls for that
+// long.
 //
 // The zero Pacer is ready to use. Set its fields before the first call and
 // do not change them afterwards. It is safe for concurrent use; use one
@@ -154,21 +158,22 @@ func (p *Pacer) StreamInterceptor() grpc.StreamClientInterceptor {
 	}
 }
 
-// pacedStream finishes its Send when the stream's admission is known or
-// when it ends, whichever comes first: when RecvMsg returns the first
-// message of a header that carries RateLimit fields (a Server's admitted
-// stream, sluice serve's proxy: the server decided the stream when it
-// opened, and a long-lived stream would otherwise keep its Send, perhaps
-// the pacer's probe, in flight while it lasts); otherwise however the
-// stream ends (grpc.ClientConn.NewStream lists the ways): when RecvMsg
-// first returns an error (io.EOF included), or its answer on a stream
-// whose server sends one message (client streaming), its header and
-// trailers are then known; when SendMsg fails on the client's side; when
-// the call's context is done, read to its end or not. A stream whose
-// header finished its Send ends it (Send.End) when it ends, in any of
-// these ways: a slot of a concurrency quota is held while it lasts; and
-// when it ends in a refusal, the refusal is its late Send's answer (see
-// ended).
+// pacedStream finishes its Send when the server's answer is known or when
+// the stream ends, whichever comes first: when RecvMsg returns the first
+// message of a stream whose server streams, with its header, RateLimit
+// fields or none (a Server's admitted stream, sluice serve's proxy, which
+// decided the stream when it opened; a server that does not limit it; a
+// long-lived stream would otherwise keep its Send, perhaps the pacer's
+// probe, in flight while it lasts); otherwise however the stream ends
+// (grpc.ClientConn.NewStream lists the ways): when RecvMsg first returns
+// an error (io.EOF included), or its answer on a stream whose server
+// sends one message (client streaming), its header and trailers are then
+// known; when SendMsg fails on the client's side; when the call's context
+// is done, read to its end or not. A stream whose header finished its
+// Send ends it (Send.End) when it ends, in any of these ways: a slot of a
+// concurrency quota is held while it lasts, when the header carried
+// RateLimit fields; and when it ends in a refusal, the refusal is its late
+// Send's answer (see ended).
 type pacedStream struct {
 	grpc.ClientStream
 	serverStreams bool
@@ -205,8 +210,8 @@ func (s *pacedStream) end(a client.Answer) {
 // some, else the header's and the trailers'), or ends the Send its header
 // finished (see admitted), and stops watching its context. When the
 // header finished the Send, an end in a refusal (RESOURCE_EXHAUSTED or
-// UNAVAILABLE with a quota detail: the service's own, after the stream's
-// admission) is the answer of the late Send, so that it holds the calls
+// UNAVAILABLE with a quota detail: the service's own, after the server's
+// answer) is the answer of the late Send, so that it holds the calls
 // that follow as any refusal does.
 func (s *pacedStream) ended(err error) {
 	s.stop()
@@ -240,18 +245,24 @@ func (s *pacedStream) ended(err error) {
 	}
 }
 
-// admitted finishes the stream's Send as an admitted call when its header,
-// read by now, carries RateLimit fields; the stream goes on, and its end
-// (however it comes, its context's included) is the Send's End.
+// admitted finishes the stream's Send with its header, read by now with
+// its first message: the server's answer, as a unary call's is. With
+// RateLimit fields (a Server's admitted stream), the stream is an admitted
+// call that holds its slot of a concurrency quota until it ends (however
+// it comes, its context's included: the Send's End); without them, the
+// server does not limit it, and it holds none. Either way the stream goes
+// on, and a refusal that ends it is its late Send's answer (see ended).
 func (s *pacedStream) admitted() {
-	if h, err := s.Header(); err == nil && hasRateLimit(h) {
-		s.once.Do(func() {
-			a := answer(nil, h, nil)
-			a.Streaming = true // its slot of a concurrency quota is held until it ends
-			s.streaming = true
-			s.send.Done(a)
-		})
+	h, err := s.Header()
+	if err != nil {
+		return
 	}
+	s.once.Do(func() {
+		// A message came: the server answered, with its header's fields
+		// or none (see answer, which reads no metadata as no answer).
+		s.streaming = true
+		s.send.Done(client.Answer{Header: httpHeader(h), Streaming: hasRateLimit(h)})
+	})
 }
 
 func (s *pacedStream) RecvMsg(m any) error {
