@@ -21,7 +21,7 @@ func (d *decoder) patterns(n *yaml.Node, path, class string, classOf map[string]
 	mux := http.NewServeMux() // out's patterns
 	d.List(n, path, func(_ int, e *yaml.Node, p string) {
 		s := d.Str(e, p)
-		if err := checkPattern(s); err != nil {
+		if err := routes.Check(s); err != nil {
 			d.Errorf(e, p, "%v", err)
 			return
 		}

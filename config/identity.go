@@ -8,6 +8,8 @@ import (
 	"net/netip"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/internal/headername"
 )
 
 // identity reads the identity section as it is written; httplimit's
@@ -59,13 +61,6 @@ func (d *decoder) identity(n *yaml.Node, path string, id *Identity, raw *rawConf
 	})
 }
 
-// unseenHeaders are the request headers net/http takes out of
-// http.Request.Header, by canonical name, and what each is instead.
-var unseenHeaders = map[string]string{
-	"Host":              "it is the request's host, which match.hosts and the key host read",
-	"Transfer-Encoding": "it is how the body was framed",
-}
-
 // requestHeader decodes the name of a request header to read, canonical,
 // refusing one net/http never leaves among a request's headers.
 func (d *decoder) requestHeader(n *yaml.Node, p string) string {
@@ -75,11 +70,11 @@ func (d *decoder) requestHeader(n *yaml.Node, p string) string {
 }
 
 // seenHeader refuses name, a request header to read, when net/http never
-// leaves it among a request's headers: it would be absent from every one.
+// leaves it among a request's headers (headername.Unseen): it would be
+// absent from every one.
 func (d *decoder) seenHeader(n *yaml.Node, p, name string) {
-	canonical := http.CanonicalHeaderKey(name)
-	if why, ok := unseenHeaders[canonical]; ok {
-		d.Errorf(n, p, "%q is never among a request's headers: %s", canonical, why)
+	if err := headername.Unseen(name); err != nil {
+		d.Errorf(n, p, "%v", err)
 	}
 }
 

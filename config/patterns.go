@@ -25,19 +25,14 @@ func patternParts(s string) (method, host, path string) {
 }
 
 // patternGlob refuses the ServeMux pattern s when a segment of its path is
-// written as a glob ("/reports/*", "/files/*.png"): ServeMux reads "*" as
-// itself, so s would match only a path with that very segment. Exempt
-// routes and costs are refused so by httplimit's validation; this is for
-// the patterns the configuration alone reads (degradation classes).
+// written as a glob (routes.GlobError). Exempt routes and costs are
+// refused so by httplimit's validation; this is for the patterns the
+// configuration alone reads (degradation classes).
 func (d *decoder) patternGlob(n *yaml.Node, p, s string) bool {
 	_, _, path := patternParts(s)
-	parts := strings.Split(path, "/")
-	for i, part := range parts {
-		if strings.Contains(part, "*") {
-			d.Errorf(n, p, "%q: segment %q is no wildcard: ServeMux matches it as it is written, so it matches only the path "+
-				"with that segment (the subtree is %q, one segment {name}, the rest {name...})", s, part, strings.Join(parts[:i], "/")+"/")
-			return true
-		}
+	if err := routes.GlobError(path); err != nil {
+		d.Errorf(n, p, "%q: %v", s, err)
+		return true
 	}
 	return false
 }
@@ -81,7 +76,7 @@ func (d *decoder) costsExempted(c *Config, raw *rawConfig) {
 	whole := map[string]exemptAt{} // a host in lower case ("" for every host) → the first route that takes all of it
 	for i, e := range c.Exempt {
 		loc, ok := raw.locs[fmt.Sprintf("Exempt[%d]", i)]
-		if !ok || checkPattern(e) != nil {
+		if !ok || routes.Check(e) != nil {
 			continue
 		}
 		method, host, path := patternParts(routes.LowerHost(e))
@@ -94,7 +89,7 @@ func (d *decoder) costsExempted(c *Config, raw *rawConfig) {
 	}
 	for _, rp := range raw.plans {
 		for ep, n := range rp.costNodes {
-			if checkPattern(ep) != nil {
+			if routes.Check(ep) != nil {
 				continue
 			}
 			_, host, _ := patternParts(routes.LowerHost(ep))
@@ -138,16 +133,4 @@ func (d *decoder) patternMethod(n *yaml.Node, p, s string) {
 	if up, ok := routes.MethodInOtherCase(s[:i]); ok {
 		d.Errorf(n, p, "%q never matches: methods are case-sensitive, and clients send %s (%s%s)", s, up, up, s[i:])
 	}
-}
-
-// checkPattern reports whether s is a valid net/http ServeMux pattern.
-// ServeMux panics on invalid patterns; the panic is turned into an error.
-func checkPattern(s string) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%q is not a ServeMux pattern (e.g. \"POST /api/generate\", \"GET /items/{id}\"): %v", s, r)
-		}
-	}()
-	http.NewServeMux().Handle(s, http.NotFoundHandler())
-	return nil
 }

@@ -120,7 +120,7 @@ func (d *decoder) ruleCounts(raw *rawConfig, charges *plansCharges, j *ruleJudge
 func freeRoute(r httplimit.Rule, costs map[string]int64) (string, bool) {
 	var free []string
 	for _, ep := range slices.Sorted(maps.Keys(costs)) {
-		if costs[ep] == 0 && checkPattern(ep) == nil {
+		if costs[ep] == 0 && routes.Check(ep) == nil {
 			free = append(free, ep)
 		}
 	}
@@ -220,7 +220,7 @@ func (j *ruleJudge) taken(pc *planCharges) (zero, more bool) {
 // rule (see routeRequests) that pays what ep costs under pc, is the
 // rule's and is not exempt, until yield returns false.
 func (j *ruleJudge) witnesses(pc *planCharges, ep string, yield func(*http.Request) bool) {
-	if checkPattern(ep) != nil {
+	if routes.Check(ep) != nil {
 		return
 	}
 	if j.routes == nil {

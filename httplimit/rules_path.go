@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/sluice-dev/sluice/internal/routes"
 )
 
 // pathPattern is a compiled ServeMux path pattern (no method, no host).
@@ -30,24 +32,8 @@ type pathSeg struct {
 const maxWildcards = 8
 
 // parsePathPattern compiles s, reporting what is wrong with it in the terms
-// of ServeMux's syntax.
-// globError reports a segment of the path pattern path ("/static/*",
-// "/files/*.png") written as a glob of nginx, Express or a shell: ServeMux
-// reads "*" as itself, so such a pattern matches only a path with that very
-// segment, which is never what it meant. It returns nil for a path without
-// one.
-func globError(path string) error {
-	parts := strings.Split(path, "/")
-	for i, part := range parts {
-		if strings.Contains(part, "*") {
-			return fmt.Errorf("segment %q is no wildcard: ServeMux matches it as it is written, so it matches only "+
-				"the path with that segment (the subtree is %q, one segment {name}, the rest {name...})",
-				part, strings.Join(parts[:i], "/")+"/")
-		}
-	}
-	return nil
-}
-
+// of ServeMux's syntax; a segment written as a glob is refused
+// (routes.GlobError).
 func parsePathPattern(s string) (pathPattern, error) {
 	p := pathPattern{text: s}
 	if !strings.HasPrefix(s, "/") {
@@ -56,7 +42,7 @@ func parsePathPattern(s string) (pathPattern, error) {
 	if strings.ContainsAny(s, " \t") {
 		return p, errors.New("a path pattern has no spaces or tabs (ServeMux reads them as separating a method from the path)")
 	}
-	if err := globError(s); err != nil {
+	if err := routes.GlobError(s); err != nil {
 		return p, err
 	}
 	parts := strings.Split(s[1:], "/")

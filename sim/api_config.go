@@ -117,9 +117,10 @@ func (a *APIAnalysis) configYAML() string {
 		}
 	}
 	var exempt []string
+	written := map[string]bool{} // each route once
 	for _, e := range req.Endpoints {
-		if e.Exempt {
-			exempt = append(exempt, e.Route)
+		if e.Exempt && !written[e.Route] {
+			exempt, written[e.Route] = append(exempt, e.Route), true
 		}
 	}
 	if len(exempt) > 0 {
@@ -206,9 +207,10 @@ func (a *APIAnalysis) degradationYAML(b *strings.Builder) {
 		fmt.Fprintf(b, "    %s: {enter: {%s}, leave: {%s}}\n", s.level, thresholdsYAML(o, s.enter), thresholdsYAML(o, s.leave))
 	}
 	classes := map[string][]string{}
+	written := map[string]bool{} // each route once, in one class (validate)
 	for _, e := range a.Requirements.Endpoints {
-		if e.Class != "" {
-			classes[e.Class] = append(classes[e.Class], e.Route)
+		if e.Class != "" && !written[e.Route] {
+			classes[e.Class], written[e.Route] = append(classes[e.Class], e.Route), true
 		}
 	}
 	if len(classes) > 0 {

@@ -52,7 +52,7 @@ func (a *APIAnalysis) limitIDsApart() map[[2]int]idApart {
 			}
 			k := [2]string{rec.Name, rec.Algorithm}
 			if given[k] == "" {
-				given[k] = freeID(rec.Name+"-"+rec.Algorithm, taken)
+				given[k] = freeName(rec.Name+"-"+rec.Algorithm, maxNameLen, taken)
 				taken[given[k]] = true
 			}
 			kept.id = given[k]
@@ -81,20 +81,23 @@ func (a *APIAnalysis) limitStateNames() map[string]bool {
 	return taken
 }
 
-// idBaseLen is the most characters of an id's base: sluice.ValidName's 64
-// less room for a suffix ("-2").
-const idBaseLen = 60
+// suffixRoom is the characters freeName leaves for a suffix ("-2") that
+// tells a name from the others.
+const suffixRoom = 4
 
-// freeID returns base (cut to idBaseLen), or base-2, base-3 and so on: the
-// first not taken. taken holds at most every limit of the design, so the
-// suffix stays short.
-func freeID(base string, taken map[string]bool) string {
-	base = strings.TrimRight(base[:min(len(base), idBaseLen)], "-")
-	id := base
-	for i := 2; taken[id]; i++ {
-		id = fmt.Sprintf("%s-%d", base, i)
+// freeName returns base cut to most − suffixRoom characters, or that with
+// -2, -3 and so on, cut further for a longer suffix: the first not taken,
+// at most most characters. taken holds at most every limit or rule of the
+// design, so the suffix stays short.
+func freeName(base string, most int, taken map[string]bool) string {
+	cut := func(s string, n int) string { return strings.TrimRight(s[:min(len(s), n)], "-") }
+	base = cut(base, most-suffixRoom)
+	name := base
+	for i := 2; taken[name]; i++ {
+		suffix := fmt.Sprintf("-%d", i)
+		name = cut(base, most-len(suffix)) + suffix
 	}
-	return id
+	return name
 }
 
 // idYAML writes the id: of a plan's limit apart, as the last field of its

@@ -276,15 +276,14 @@ func (a *APIAnalysis) designRules(ctx context.Context) error {
 		}
 		method, path, _ := strings.Cut(e.Route, " ")
 		for _, pt := range parts {
-			base := ruleName(e.Route) + pt.suffix
-			name := base
-			for i := 2; used[name]; i++ {
-				name = fmt.Sprintf("%s-%d", base, i)
-			}
-			used[name] = true
 			rt, _ := parseRate(pt.rate)
-			d, err := a.designLimit(ctx, APILimit{Rate: pt.rate, Precision: a.Requirements.Precision, Name: limitName(APILimit{}, rt)},
-				max(pt.clients, 1), APITraffic{}, true)
+			l := APILimit{Rate: pt.rate, Precision: a.Requirements.Precision, Name: limitName(APILimit{}, rt)}
+			// The rule's limit is named <rule>.<limit>, within maxNameLen:
+			// the route's part of the rule's name gives way to the plan's.
+			most := maxNameLen - len("."+l.Name)
+			name := freeName(ruleName(e.Route, most-suffixRoom-len(pt.suffix))+pt.suffix, most, used)
+			used[name] = true
+			d, err := a.designLimit(ctx, l, max(pt.clients, 1), APITraffic{}, true)
 			if err != nil {
 				return fmt.Errorf("endpoint %s: %w", e.Route, limitError(pt.at, true, err))
 			}
@@ -294,8 +293,9 @@ func (a *APIAnalysis) designRules(ctx context.Context) error {
 	return nil
 }
 
-// ruleName makes a rule name of a route: "GET /api/export" → "get-api-export".
-func ruleName(route string) string {
+// ruleName makes a rule name of a route: "GET /api/export" →
+// "get-api-export", cut to most characters (at least 12, at most 40).
+func ruleName(route string, most int) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(route) {
@@ -310,9 +310,7 @@ func ruleName(route string) string {
 		}
 	}
 	name := b.String()
-	if len(name) > 40 {
-		name = name[:40]
-	}
+	name = strings.TrimRight(name[:min(len(name), min(max(most, 12), 40))], "-")
 	if name == "" {
 		name = "route"
 	}

@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/headername"
 	"github.com/sluice-dev/sluice/internal/routes"
 	"github.com/sluice-dev/sluice/internal/yamlcheck"
 )
@@ -232,6 +233,11 @@ func IsAPIRequirements(data []byte) bool {
 // planName is what the config accepts as a plan or limit name.
 var planName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
+// maxNameLen is the most characters of a name of the configuration: a
+// plan's, a rule's, a limit's, or a rule's and its limit's joined by a
+// dot (sluice.ValidName).
+const maxNameLen = 64
+
 // withDefaults returns r with defaults applied, or the first reason it
 // cannot be designed.
 func (r APIRequirements) withDefaults() (APIRequirements, error) {
@@ -293,9 +299,19 @@ func (r APIRequirements) validate() error {
 	if unexpanded(r.Identity.UserHeader) {
 		return fieldErrorf("identity.user_header", "%q: environment variables (${NAME}) are not expanded in the configuration: write the header's name itself", r.Identity.UserHeader)
 	}
+	if h := r.Identity.UserHeader; h != "" {
+		if err := headername.Check(h); err != nil {
+			return &fieldError{path: "identity.user_header", err: err}
+		}
+	}
 	for i, c := range r.Identity.TrustedProxies {
-		if _, err := netip.ParsePrefix(c); err != nil {
-			return fieldErrorf(fmt.Sprintf("identity.trusted_proxies[%d]", i), "%q is not a CIDR (e.g. 10.0.0.0/8)", c)
+		at := fmt.Sprintf("identity.trusted_proxies[%d]", i)
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			return fieldErrorf(at, "%q is not a CIDR (e.g. 10.0.0.0/8)", c)
+		}
+		if p != p.Masked() {
+			return fieldErrorf(at, "%q has bits set past its length: write %v for the network, or %v for the one address", c, p.Masked(), p.Addr())
 		}
 	}
 	if r.Capacity != "" {
@@ -369,52 +385,16 @@ func (r APIRequirements) validate() error {
 	if a := r.Identity.Anonymous; a != "" && !contains(r.Plans, a) {
 		return fieldErrorf("identity.anonymous", "no plan %q", a)
 	}
-	costed := map[string]int{} // route → the endpoint costing it
-	for i, e := range r.Endpoints {
-		at := fmt.Sprintf("endpoints[%d]", i)
-		method, path, ok := strings.Cut(e.Route, " ")
-		if !ok || method == "" || !strings.HasPrefix(path, "/") || strings.ContainsAny(e.Route, "\"#") || !printable(e.Route) {
-			return fieldErrorf(at+".route", "%q: want METHOD /path, e.g. \"POST /api/generate\"", e.Route)
-		}
-		if unexpanded(method) || unexpanded(path) {
-			return fieldErrorf(at+".route", "%q: environment variables (${NAME}) are not expanded in the configuration: write the route itself", e.Route)
-		}
-		if up, ok := routes.MethodInOtherCase(method); ok {
-			return fieldErrorf(at+".route", "%q never matches: methods are case-sensitive, and clients send %s", e.Route, up)
-		}
-		if e.Cost != nil && (*e.Cost < 0 || *e.Cost > 1_000_000) {
-			return fieldErrorf(at+".cost", "%d must be in [0, 1000000]", *e.Cost)
-		}
-		if e.Cost != nil {
-			if j, ok := costed[e.Route]; ok {
-				return fieldErrorf(at+".cost", "endpoints[%d] already costs %q: a route has one cost", j, e.Route)
-			}
-			costed[e.Route] = i
-		}
-		if e.Limit != "" {
-			if _, _, err := ParseRate(e.Limit); err != nil {
-				return &fieldError{path: at + ".limit", err: err}
-			}
-		}
-		for _, plan := range sortedKeys(e.Limits) {
-			if !contains(r.Plans, plan) {
-				return fieldErrorf(at+".limits."+plan, "no plan %q", plan)
-			}
-			if _, _, err := ParseRate(e.Limits[plan]); err != nil {
-				return &fieldError{path: at + ".limits." + plan, err: err}
-			}
-		}
-		if e.Exempt && (e.Limit != "" || len(e.Limits) > 0 || e.Cost != nil) {
-			return fieldErrorf(at+".exempt", "an exempt route is never limited: drop its limit, limits and cost, or exempt")
-		}
-		if e.Class != "" && e.Class != ClassExpensive && e.Class != ClassCritical && e.Class != ClassHealth {
-			return fieldErrorf(at+".class", "%q: use expensive, critical or health", e.Class)
-		}
+	if err := r.validateEndpoints(); err != nil {
+		return err
 	}
 	for i, in := range r.Internal {
 		at := fmt.Sprintf("internal[%d]", i)
 		if !planName.MatchString(in.Name) || seen["internal-"+in.Name] {
 			return fieldErrorf(at+".name", "%q must be a new name of lower-case letters, digits, '.', '_' or '-'", in.Name)
+		}
+		if len("internal-"+in.Name) > maxNameLen {
+			return fieldErrorf(at+".name", "%q is longer than %d characters: the caller's plan is named internal-%s, at most %d", in.Name, maxNameLen-len("internal-"), in.Name, maxNameLen)
 		}
 		seen["internal-"+in.Name] = true
 		if _, _, err := ParseRate(in.Rate); err != nil {
@@ -430,6 +410,142 @@ func (r APIRequirements) validate() error {
 		return fieldErrorf("overload.error_rate", "%g must be in [0, 1]", o.ErrorRate)
 	}
 	return nil
+}
+
+// validateEndpoints checks r.Endpoints, each alone and with the others of
+// its route: a route has one cost and one class, and one that an endpoint
+// exempts has no limit, limits or cost on another. The routes of a list of
+// the configuration (the costs, the exempt routes, a class) are those one
+// ServeMux holds together, as config loads them.
+func (r APIRequirements) validateEndpoints() error {
+	exempt := map[string]int{} // route → the first endpoint exempting it
+	for i, e := range r.Endpoints {
+		if _, ok := exempt[e.Route]; e.Exempt && !ok {
+			exempt[e.Route] = i
+		}
+	}
+	costed := map[string]int{}  // route → the endpoint costing it
+	classed := map[string]int{} // route → the first endpoint with a class
+	var costs, exempts routeList
+	classes := map[string]*routeList{}
+	for i, e := range r.Endpoints {
+		at := fmt.Sprintf("endpoints[%d]", i)
+		method, path, ok := strings.Cut(e.Route, " ")
+		if !ok || method == "" || !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " \t") ||
+			strings.ContainsAny(e.Route, "\"#") || !printable(e.Route) {
+			return fieldErrorf(at+".route", "%q: want METHOD /path, e.g. \"POST /api/generate\"", e.Route)
+		}
+		if unexpanded(method) || unexpanded(path) {
+			return fieldErrorf(at+".route", "%q: environment variables (${NAME}) are not expanded in the configuration: write the route itself", e.Route)
+		}
+		if up, ok := routes.MethodInOtherCase(method); ok {
+			return fieldErrorf(at+".route", "%q never matches: methods are case-sensitive, and clients send %s", e.Route, up)
+		}
+		if err := routes.Check(e.Route); err != nil {
+			return &fieldError{path: at + ".route", err: err}
+		}
+		if err := routes.GlobError(path); err != nil {
+			return fieldErrorf(at+".route", "%q: %v", e.Route, err)
+		}
+		if e.Cost != nil && (*e.Cost < 0 || *e.Cost > 1_000_000) {
+			return fieldErrorf(at+".cost", "%d must be in [0, 1000000]", *e.Cost)
+		}
+		if e.Cost != nil {
+			if j, ok := costed[e.Route]; ok {
+				return fieldErrorf(at+".cost", "endpoints[%d] already costs %q: a route has one cost", j, e.Route)
+			}
+			costed[e.Route] = i
+			if j := costs.add(r.Endpoints, i); j >= 0 {
+				return conflictError(at+".cost", r.Endpoints, i, j, "costs")
+			}
+		}
+		if e.Limit != "" {
+			if _, _, err := ParseRate(e.Limit); err != nil {
+				return &fieldError{path: at + ".limit", err: err}
+			}
+		}
+		for _, plan := range sortedKeys(e.Limits) {
+			if !contains(r.Plans, plan) {
+				return fieldErrorf(at+".limits."+plan, "no plan %q", plan)
+			}
+			if _, _, err := ParseRate(e.Limits[plan]); err != nil {
+				return &fieldError{path: at + ".limits." + plan, err: err}
+			}
+		}
+		limited := e.Limit != "" || len(e.Limits) > 0 || e.Cost != nil
+		if e.Exempt && limited {
+			return fieldErrorf(at+".exempt", "an exempt route is never limited: drop its limit, limits and cost, or exempt")
+		}
+		if j, ok := exempt[e.Route]; ok && limited {
+			return fieldErrorf(at+"."+limitField(e), "endpoints[%d] exempts %q, and an exempt route is never limited: drop this endpoint's limit, limits and cost, or that exemption", j, e.Route)
+		}
+		if e.Exempt {
+			if j := exempts.add(r.Endpoints, i); j >= 0 {
+				return conflictError(at+".exempt", r.Endpoints, i, j, "exempt routes")
+			}
+		}
+		if e.Class != "" && e.Class != ClassExpensive && e.Class != ClassCritical && e.Class != ClassHealth {
+			return fieldErrorf(at+".class", "%q: use expensive, critical or health", e.Class)
+		}
+		if e.Class != "" {
+			if j, ok := classed[e.Route]; ok && r.Endpoints[j].Class != e.Class {
+				return fieldErrorf(at+".class", "endpoints[%d] puts %q in %s: a route is in one class", j, e.Route, r.Endpoints[j].Class)
+			} else if !ok {
+				classed[e.Route] = i
+			}
+			if classes[e.Class] == nil {
+				classes[e.Class] = &routeList{}
+			}
+			if j := classes[e.Class].add(r.Endpoints, i); j >= 0 {
+				return conflictError(at+".class", r.Endpoints, i, j, "routes of the class "+e.Class)
+			}
+		}
+	}
+	return nil
+}
+
+// routeList holds the endpoints whose routes one list of the
+// configuration holds, in one ServeMux.
+type routeList struct {
+	mux routes.Mux
+	at  []int // the endpoints added
+}
+
+// add adds the route of endpoint i of eps, returning -1, or an endpoint
+// added before whose route a ServeMux cannot hold beside it: one matching
+// the same requests in other words ("GET /x/{a}", "GET /x/{b}"), or one
+// neither more nor less specific ("GET /x/{a}/b", "GET /x/a/{b}"). A
+// route added before is not added again.
+func (l *routeList) add(eps []APIEndpoint, i int) int {
+	if l.mux.Handle(eps[i].Route) == nil {
+		l.at = append(l.at, i)
+		return -1
+	}
+	for _, j := range l.at {
+		var pair routes.Mux
+		if pair.Handle(eps[j].Route) == nil && pair.Handle(eps[i].Route) != nil {
+			return j
+		}
+	}
+	return l.at[len(l.at)-1]
+}
+
+// conflictError refuses the field at of endpoint i, whose route a
+// ServeMux cannot hold beside endpoint j's in the configuration's list.
+func conflictError(at string, eps []APIEndpoint, i, j int, list string) error {
+	return fieldErrorf(at, "%q conflicts with %q of endpoints[%d]: they match the same requests, or neither is more specific, "+
+		"and one ServeMux holds the configuration's %s", eps[i].Route, eps[j].Route, j, list)
+}
+
+// limitField names the first of e's limit, limits and cost that is set.
+func limitField(e APIEndpoint) string {
+	switch {
+	case e.Limit != "":
+		return "limit"
+	case len(e.Limits) > 0:
+		return "limits"
+	}
+	return "cost"
 }
 
 // printable reports whether s is one line of printable characters, as the
