@@ -12,6 +12,11 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
+// TurnHeld reports whether a waiter of g holds its turn: one refused and
+// not yet admitted. For the package's external tests, which have no other
+// way to learn that a refusal has reached its waiter.
+func TurnHeld(g *APIGate) bool { return len(g.turn.ch) > 0 }
+
 // "A wait whose end is known to lie beyond the context's deadline or
 // Retry.MaxWait is not begun (RoundTrip returns an error wrapping
 // ErrWaitTooLong)": a wait at the Gate too. A LimiterGate's refusal names

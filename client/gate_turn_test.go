@@ -209,9 +209,18 @@ func TestWaitersThatComeDuringARefusalsWaitLineUpBehindIt(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	wg.Go(wait)
+	first := make(chan struct{})
+	wg.Go(func() { defer close(first); wait() })
 	<-refused
-	time.Sleep(50 * time.Millisecond) // for the refusal to reach the waiter
+	// The refusal reaches the waiter, which takes the turn; the seven
+	// come only then (before it, they may rightly ask the server).
+	for !client.TurnHeld(gate) {
+		select {
+		case <-first:
+			t.Fatal("the refused waiter was admitted without holding the gate's turn: nobody lines up behind a refusal")
+		case <-time.After(time.Millisecond):
+		}
+	}
 	for range 7 {
 		wg.Go(wait)
 	}

@@ -62,9 +62,12 @@ func TestGRPCsOwnRetriesOfClientsRefusedTogetherAreSpread(t *testing.T) {
 	t.Parallel()
 	for _, jitter := range []time.Duration{0, 5 * time.Minute} {
 		t.Run("RetryJitter "+jitter.String(), func(t *testing.T) {
+			// The middleware's clock is the store's, still: "at the same
+			// moment" is then the same second on both (the jitter hashes
+			// the second to come back at, now plus the exact delay).
 			ts := startStill(t, grpclimit.Options{Limits: httplimit.Options{
 				Plans: []*httplimit.Plan{plan("free", sluice.FixedWindow(1, time.Hour))}, AnonymousPlan: "free",
-				UnknownKeys: "key", RetryJitter: jitter}})
+				UnknownKeys: "key", RetryJitter: jitter, Clock: func() time.Time { return stillAt }}})
 			ctx := context.Background()
 			told := map[int64]string{}
 			for _, key := range []string{"alpha", "bravo", "charlie", "delta"} {

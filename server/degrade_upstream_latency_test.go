@@ -20,8 +20,14 @@ import (
 )
 
 // latencyServer serves limits (a plans section) in front of an upstream
-// that answers at once, with a level entered at a p99 of 1 s; the test
+// that answers at once, with a level entered at a p99 of 2 s; the test
 // samples itself (SampleNow), from a window of its own requests alone.
+// The upstream runs in the test's process: on a loaded machine its
+// latency, and the proxy's between two reads of a body, are the process's
+// wait for a core, which passed 1 s at the p99 of many requests at once
+// (under -race, on a machine loaded far beyond its cores); the tests
+// below keep what they guard against (a queue's wait, a client's upload)
+// well above 2 s.
 func latencyServer(t *testing.T, limits string, upstream http.HandlerFunc) (*server.Server, string) {
 	t.Helper()
 	up := httptest.NewServer(upstream)
@@ -31,7 +37,7 @@ degradation:
   interval: 30s
   min_dwell: 30s
   levels:
-    elevated: {enter: {p99: 1s}, leave: {p99: 500ms}}
+    elevated: {enter: {p99: 2s}, leave: {p99: 1s}}
 `+testAdmin))
 	if err != nil {
 		t.Fatal(err)
@@ -87,15 +93,15 @@ func TestAQueuedRequestsWaitIsNotTheUpstreamsLatency(t *testing.T) {
 	srv, base := latencyServer(t, `plans:
   free:
     limits:
-      - {name: queued, algorithm: leaky-bucket, quantity: 100, window: 1s, burst: 1, max_wait: 2500ms}
+      - {name: queued, algorithm: leaky-bucket, quantity: 50, window: 1s, burst: 1, max_wait: 5s}
 `, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
 
-	// 200 requests at once: the queue admits them 10 ms apart, the last
-	// after about 2 s.
+	// 200 requests at once: the queue admits them 20 ms apart, the last
+	// after about 4 s (a p99 of about 4 s if their waits counted).
 	queued := make(chan int64, 1)
 	go func() {
 		time.Sleep(500 * time.Millisecond)
-		srv.SampleNow() // about 150 requests still queued
+		srv.SampleNow() // about 175 requests still queued
 		queued <- srv.Degradation().Signals.InFlight
 	}()
 	statuses := sendAll(t, 200, func() *http.Request {
@@ -105,7 +111,7 @@ func TestAQueuedRequestsWaitIsNotTheUpstreamsLatency(t *testing.T) {
 	if statuses[200] < 190 {
 		t.Fatalf("statuses %v: fewer than 190 answers, the premise failed", statuses)
 	}
-	if n := <-queued; n > 20 {
+	if n := <-queued; n > 50 {
 		t.Errorf("in flight, with most of 200 requests in sluice's own queue: %d; want the upstream's few", n)
 	}
 	if l := srv.SampleNow(); l != degrade.Normal {
@@ -148,9 +154,10 @@ func TestAClientsSlowUploadIsNotTheUpstreamsLatency(t *testing.T) {
 		w.Write([]byte("ok")) // the moment the body is in
 	})
 
-	// 120 uploads, each sending its 10 bytes over 1.5 s.
+	// 120 uploads, each sending its 5 bytes over 3 s (a p99 of 3 s if
+	// the upload counted; few reads, few of the proxy's waits between).
 	statuses := sendAll(t, 120, func() *http.Request {
-		req, _ := http.NewRequest("POST", base+"/api/uploads", &slowBody{n: 10, gap: 150 * time.Millisecond})
+		req, _ := http.NewRequest("POST", base+"/api/uploads", &slowBody{n: 5, gap: 600 * time.Millisecond})
 		return req
 	})
 	if statuses[200] < 110 {
