@@ -325,18 +325,7 @@ func (fv *fieldValues) add(v string) {
 // when a pair url.ParseQuery refuses may be one of them to another
 // upstream (see pairValue).
 func (fv *fieldValues) addPairs(raw, name string) bool {
-	pn := phpVarOf(name)
-	for raw != "" {
-		var pair string
-		pair, raw, _ = strings.Cut(raw, "&")
-		switch v, named, ok := pairValue(pair, name, pn); {
-		case named && !ok:
-			return false
-		case named:
-			fv.add(v)
-		}
-	}
-	return true
+	return QueryValues(raw, name, fv.add)
 }
 
 // addFields adds the values of the fields of vs named name, in any case or

@@ -15,34 +15,59 @@ import (
 // raw query, decoded as url.ParseQuery would give it and without the
 // whitespace around it (see trimValue); "" when absent. The parameter is
 // found by its name in any case and as PHP names it (see sameName), as
-// formValue finds a field. It splits on "&" (see pairValue), however many
-// pairs, and allocates only to decode a pair that has escapes. A parameter
-// given more than once with values that differ is ambiguous: upstreams
-// read different ones (Go the first, Django and Rails the last). So is a
-// pair url.ParseQuery refuses that another upstream may read as the
-// parameter (see pairValue: "tenant=acme;v=1" is tenant acme to Rack 2),
-// as formValue takes one: Go reads none of its value.
+// formValue finds a field. It splits on "&" (see QueryValues), however
+// many pairs, and allocates only to decode a pair that has escapes. A
+// parameter given more than once with values that differ is ambiguous:
+// upstreams read different ones (Go the first, Django and Rails the last).
+// So is a pair url.ParseQuery refuses that another upstream may read as
+// the parameter (see pairValue: "tenant=acme;v=1" is tenant acme to Rack
+// 2), as formValue takes one: Go reads none of its value. A "#" ends the
+// query, as nginx ($args), PHP, Express, Puma and gunicorn read the
+// target of a client that sent one, though Go's server keeps it in the
+// query: "tenant=acme#1" is tenant acme, whose count it spends; a pair
+// past the "#" and an "&" that names the parameter, which Go alone reads,
+// makes it ambiguous.
 func queryValue(raw, name string) (first string, ambiguous bool) {
-	pn := phpVarOf(name)
+	raw, fragment, _ := strings.Cut(raw, "#")
 	found := false
-	for raw != "" {
-		var pair string
-		pair, raw, _ = strings.Cut(raw, "&")
-		v, named, ok := pairValue(pair, name, pn)
-		switch {
-		case !named:
-			continue
-		case !ok:
-			return first, true
-		}
+	read := QueryValues(raw, name, func(v string) {
 		switch v = trimValue(v); {
 		case !found:
 			first, found = v, true
 		case v != first:
-			return first, true
+			ambiguous = true
+		}
+	})
+	if _, goOnly, _ := strings.Cut(fragment, "&"); !QueryValues(goOnly, name, func(string) { ambiguous = true }) {
+		ambiguous = true
+	}
+	return first, ambiguous || !read
+}
+
+// QueryValues calls add with the value of each pair of the query string
+// raw named name, in order: found by its name in any case and as PHP
+// names it ("_METHOD", ".method" and " _method" are _method, as Symfony's
+// $_GET and ASP.NET Core read one), decoded as url.ParseQuery decodes it,
+// not trimmed. It splits raw on "&" however many pairs it has, where
+// url.ParseQuery returns none of a query of more than 10,000, and reads
+// all of raw, a "#" too. It stops and returns false at a pair
+// url.ParseQuery refuses that another upstream may read as name (a ";",
+// an escape that does not decode, a name Rack 2 alone reads as name: see
+// pairValue); true when every pair of the name was read. It keeps no
+// reference to add, and allocates only to decode a pair that has escapes.
+func QueryValues(raw, name string, add func(v string)) bool {
+	pn := phpVarOf(name)
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		switch v, named, ok := pairValue(pair, name, pn); {
+		case named && !ok:
+			return false
+		case named:
+			add(v)
 		}
 	}
-	return first, false
+	return true
 }
 
 // pairValue reads one pair ("k=v") of a query string or form body as

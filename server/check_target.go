@@ -6,7 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // The parts of a request described to sluice rather than sent to it — the
@@ -18,7 +19,8 @@ import (
 var errNotMethod = errors.New("is not an HTTP method")
 
 // validMethod returns an error for a described method that is not one: more
-// than 32 bytes, or with a lower-case letter, a space, a tab or a slash.
+// than 32 bytes, or with a lower-case letter or a character no token has
+// (upperMethod: a space, a tab, a slash, a comma, a byte outside ASCII).
 // An empty method is the caller's to default (GET).
 func validMethod(m string) error {
 	if len(m) > 32 || !upperMethod(m) {
@@ -73,21 +75,29 @@ func validHost(h string) error {
 // anything outside ASCII (a host is sent in its ASCII, punycode, form).
 func notHostByte(r rune) bool { return r <= ' ' || r >= 0x7f }
 
-// upperMethod reports what strings.ToUpper(m) == m && !strings.ContainsAny(m,
-// " /\t") reports, without allocating for the usual methods.
+// upperMethod reports whether m is made of the characters of a method
+// token (RFC 9110 §9.1: tchar, §5.6.2), no lower-case letter among them:
+// "DELETE," and "DELETE,GET", a list, are no method. It allocates nothing.
 func upperMethod(m string) bool {
 	for i := 0; i < len(m); i++ {
-		switch c := m[i]; {
-		case c == ' ' || c == '/' || c == '\t':
-			return false
-		case c >= utf8.RuneSelf:
-			return strings.ToUpper(m) == m && !strings.ContainsAny(m, " /\t")
-		case 'a' <= c && c <= 'z':
+		if c := m[i]; !httpguts.IsTokenRune(rune(c)) || 'a' <= c && c <= 'z' {
 			return false
 		}
 	}
 	return true
 }
+
+// fragmentSent reports whether the request target t that a client sent
+// the reverse proxy (Request.RequestURI) holds a "#", which the proxy
+// would forward as sent: the proxy refuses it (fragmentSentDetail) rather
+// than cut it, as forward-auth and the decision API cut a described one
+// (describedTarget), for the target reaches the upstream as it is. An
+// escaped "%23" is a character of the path or query, no fragment.
+func fragmentSent(t string) bool { return strings.IndexByte(t, '#') >= 0 }
+
+// fragmentSentDetail is the detail of the 400 to a target fragmentSent
+// reports.
+const fragmentSentDetail = `The request target holds a "#": a fragment is no part of a request target (RFC 9112 §3.2), and upstreams read the path and query before it differently (nginx, PHP and Express end them at the "#", Go's server keeps it), so no one decision judges what the upstream serves; send the target without its fragment.`
 
 // describedRequest returns the request that a decision API check describes
 // (method, path and host, validated), for the routes that judge it beyond

@@ -259,13 +259,15 @@ func reducedHolds(ctx context.Context, mw *httplimit.Middleware, c httplimit.Req
 // (st.shed), the reduced limits from level 1 and, with a stale cache,
 // copies of GET answers recorded from level 1 and served from level 2, but
 // for the endpoints of class health, however a request spells them
-// (routes.Mux's MatchesAny): those always reach the upstream. A POST whose
-// _method names another method is judged as paramOverride says before
-// anything else: refused with a 400, nothing spent, or shed by the
-// classes of either method, and decided by the limits as the method
-// judged (judgedAs, which their refusal lines name); everything past them
-// (the stale cache's copies, the upstream: markUpstream) gets the POST it
-// is, and a copy is recorded only of a request sent as a GET.
+// (routes.Mux's MatchesAny): those always reach the upstream. A target
+// holding a "#" (fragmentSent) is refused with a 400 before anything
+// else, nothing spent. A POST whose _method names another method is
+// judged as paramOverride says before the rest: refused with a 400,
+// nothing spent, or shed by the classes of either method, and decided by
+// the limits as the method judged (judgedAs, which their refusal lines
+// name); everything past them (the stale cache's copies, the upstream:
+// markUpstream) gets the POST it is, and a copy is recorded only of a
+// request sent as a GET.
 func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 	st := s.state.Load()
 	level := s.ctl.Level()
@@ -282,6 +284,10 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 		defer s.grpcOutcome(g)
 		defer g.finish()
 		out = g
+	}
+	if fragmentSent(r.RequestURI) {
+		writeJSONProblem(out, http.StatusBadRequest, "Bad Request", fragmentSentDetail)
+		return
 	}
 	m, named, err := paramOverride(st, r)
 	if err != nil {

@@ -314,10 +314,7 @@ func methodOverrideOf(h http.Header, query string) (string, error) {
 			}
 		}
 	}
-	if query != "" {
-		params, _ := url.ParseQuery(query) // the parameters before a malformed one are kept
-		o.addParams(params)
-	}
+	o.addQuery(query)
 	return o.named("X-HTTP-Method-Override, X-HTTP-Method, X-Method-Override and the query's _method")
 }
 

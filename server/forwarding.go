@@ -5,11 +5,10 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/netip"
-	"net/url"
 	"slices"
 	"strings"
 
-	"github.com/sluice-dev/sluice/internal/phpname"
+	"github.com/sluice-dev/sluice/httplimit"
 )
 
 // clientJudge says who a request's peer and client are, as the middleware
@@ -172,6 +171,7 @@ const methodParam = "_method"
 type overrides struct {
 	method string // the first named, "" for none
 	differ bool   // another names a different method
+	unread bool   // a methodParam pair could not be read (addQuery)
 }
 
 // add adds the method v names ("" names none).
@@ -185,24 +185,29 @@ func (o *overrides) add(v string) {
 	}
 }
 
-// addParams adds the methods that vs's methodParam parameters name.
-func (o *overrides) addParams(vs url.Values) {
-	for k, list := range vs {
-		if strings.EqualFold(k, methodParam) || strings.EqualFold(phpname.Of(k).String(), methodParam) {
-			for _, v := range list {
-				o.add(v)
-			}
-		}
+// addQuery adds the methods that the methodParam parameters of the query
+// string raw name, read as httplimit.QueryValues reads them: however many
+// pairs raw has (url.ParseQuery reads none of more than 10,000, PHP all
+// of them). A pair url.ParseQuery refuses that another upstream may read
+// as methodParam (a ";", an escape that does
+// not decode, as PHP keeps one), whose method sluice cannot tell: named
+// refuses it.
+func (o *overrides) addQuery(raw string) {
+	if !httplimit.QueryValues(raw, methodParam, o.add) {
+		o.unread = true
 	}
 }
 
 // named returns the method named, "" for none; an error when two differ
-// (an upstream would serve one of them, which sluice cannot tell) or the
-// one named is not a method (validMethod). what names the overrides read,
-// for the error.
+// (an upstream would serve one of them, which sluice cannot tell), a
+// methodParam pair could not be read (addQuery) or the one named is not a
+// method (validMethod). what names the overrides read, for the error.
 func (o *overrides) named(what string) (string, error) {
-	if o.differ {
+	switch {
+	case o.differ:
 		return "", fmt.Errorf("%s name different methods: an upstream would serve one of them, which sluice cannot tell", what)
+	case o.unread:
+		return "", fmt.Errorf(`%s: a _method pair that does not parse (a ";", an escape that does not decode) may name a method to an upstream that reads it anyway (PHP), which sluice cannot tell`, what)
 	}
 	if o.method == "" {
 		return "", nil

@@ -267,7 +267,8 @@ func delFold(h http.Header, name string) {
 // every request under a cfg that judges none by its method
 // (st.namesMethod) are judged as sent. An error, the detail of a 400
 // given before the limits decide, for a POST naming a method neither of
-// which judges it alone, two methods, or one that is not a method.
+// which judges it alone, two methods, or one that is not a method, and
+// for a _method pair that does not parse (overrides.addQuery).
 func paramOverride(st *state, r *http.Request) (judged, named string, err error) {
 	if !strings.EqualFold(r.Method, http.MethodPost) || !st.namesMethod {
 		return r.Method, "", nil
@@ -317,17 +318,15 @@ func sentAs(r *http.Request) *http.Request {
 }
 
 // paramOverrideOf returns the method that the methodParam parameters of
-// r's query string name (overrides). A _method of a form body is not read:
+// r's query string name (overrides.addQuery: however many pairs the query
+// has). A _method of a form body is not read:
 // reading a body before the limits decide would ask a refused client for
 // it (Expect: 100-continue) and hold its first bytes to the listener's
 // read_timeout in all; such a POST is judged as the POST it is, as
 // forward-auth, which never sees a body, judges it.
 func paramOverrideOf(r *http.Request) (string, error) {
 	var o overrides
-	if q := r.URL.RawQuery; q != "" {
-		params, _ := url.ParseQuery(q) // the parameters before a malformed one are kept
-		o.addParams(params)
-	}
+	o.addQuery(r.URL.RawQuery)
 	return o.named("the query's _method parameters")
 }
 
