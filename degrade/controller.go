@@ -27,9 +27,15 @@ type Signals struct {
 	// window, in [0, 1]: its Failures over the larger of its Answers and
 	// its Failures; 0 for a window without any.
 	ErrorRate float64
-	// Answers is the number of requests answered over the last window, the
-	// latencies P99 is of.
+	// Answers is the number of requests answered over the last window,
+	// whose latencies P99 is of, with those of Abandoned.
 	Answers int64
+	// Abandoned is the number of requests over the last window whose
+	// clients gave up on them before the upstream answered (Monitor's
+	// Request.End with status Abandoned): their latencies, lower bounds of
+	// the upstream's, are of P99, and P99 counts from Answers and Abandoned
+	// together; they are no outcome, of ErrorRate neither.
+	Abandoned int64
 	// Failures is the number of failures counted over the last window: of
 	// its answers, and of answers earlier windows counted whose failure
 	// came later (Monitor.Failed), which may outnumber its answers. Zero
@@ -87,9 +93,10 @@ const minP99Samples = 100
 // counted returns s with the signals that too few answers leave
 // uncounted at 0: ErrorRate when s has fewer than minAnswers outcomes (the
 // larger of its answers and its failures), P99 when it has fewer than
-// minAnswers or minP99Samples answers.
+// minAnswers or minP99Samples latencies (its answers and its abandoned
+// requests).
 func counted(s Signals, minAnswers int64) Signals {
-	if s.Answers < max(minAnswers, minP99Samples) {
+	if s.Answers+s.Abandoned < max(minAnswers, minP99Samples) {
 		s.P99 = 0
 	}
 	if max(s.Answers, s.Failures) < minAnswers {
@@ -110,7 +117,7 @@ func (t Thresholds) exceeded(s Signals, minAnswers int64) []string {
 		why = append(why, fmt.Sprintf("in-flight %d ≥ %d", s.InFlight, t.InFlight))
 	}
 	if t.P99 > 0 && s.P99 >= t.P99 {
-		why = append(why, fmt.Sprintf("p99 %v ≥ %v of %d answers", s.P99, t.P99, s.Answers))
+		why = append(why, fmt.Sprintf("p99 %v ≥ %v of %d answers", s.P99, t.P99, s.Answers+s.Abandoned))
 	}
 	if outcomes := max(s.Answers, s.Failures); t.ErrorRate > 0 && s.ErrorRate >= t.ErrorRate {
 		why = append(why, fmt.Sprintf("error rate %.3f ≥ %.3f of %d answers", s.ErrorRate, t.ErrorRate, outcomes))
@@ -173,10 +180,11 @@ type Config struct {
 	// once, recovery is cautious. (A level's own shedding lowers the
 	// signals it is read from: one calm reading is not recovery.)
 	MinDwell time.Duration
-	// MinAnswers is the fewest answers (Signals.Answers; for ErrorRate,
-	// its Failures when they are more) a window must have for its P99 and
-	// ErrorRate to count, entering a level or holding one: of a quiet window's few answers, one slow or failed request
-	// would be a p99 or an error rate of its own. 20 by default (0); 1
+	// MinAnswers is the fewest answers (Signals.Answers; for P99, with its
+	// Abandoned; for ErrorRate, its Failures when they are more) a window
+	// must have for its P99 and ErrorRate to count, entering a level or
+	// holding one: of a quiet window's few answers, one slow or failed
+	// request would be a p99 or an error rate of its own. 20 by default (0); 1
 	// judges the error rate of every window with an answer. P99 counts
 	// only from 100 answers, or MinAnswers when that is more: of fewer,
 	// the p99 is the slowest answer, and one slow request would be the

@@ -28,10 +28,10 @@ type Monitor struct {
 	once      sync.Once        // makes res and sample for the zero Monitor
 	res       *resources
 
-	mu            sync.Mutex
-	lat           []time.Duration
-	seen          int64
-	total, failed int64
+	mu                       sync.Mutex
+	lat                      []time.Duration
+	seen                     int64
+	total, failed, abandoned int64
 
 	schedMu   sync.Mutex
 	sample    []metrics.Sample
@@ -139,14 +139,25 @@ func (r *Request) Resume() {
 	r.mu.Unlock()
 }
 
+// Abandoned is the status to End a request with whose client gave up on
+// it before the upstream's answer started: the client left, or the call's
+// own deadline passed (a gRPC or Connect call's). Its latency, up to then,
+// is a lower bound of the upstream's, which no client can stretch past
+// what the upstream took: a latency of the window's P99 (nginx logs it as
+// the $upstream_response_time of a 499), so that an upstream slower than
+// every client's patience still shows in it. Its outcome is its client's,
+// neither a success nor a failure: it is no answer (Signals.Abandoned).
+const Abandoned = -1
+
 // End ends the request with the status of the upstream's response, its
 // latency the time since Start less its pauses. Status 0 says the
 // response was not the upstream's (a refusal the server made itself: a
 // 429, the 503 of a degraded level), or not its outcome: the request
 // leaves the in-flight count but its latency and status are not the
 // upstream's health, and counting them would let the server's own refusals
-// hold its level up. End is safe to call more than once: the first call
-// ends the request, later ones do nothing.
+// hold its level up. Status Abandoned counts its latency, not its outcome.
+// End is safe to call more than once: the first call ends the request,
+// later ones do nothing.
 func (r *Request) End(status int) {
 	r.mu.Lock()
 	if r.ended {
@@ -166,9 +177,14 @@ func (r *Request) End(status int) {
 		return
 	}
 	m.mu.Lock()
-	m.total++
-	if status >= 500 {
+	switch {
+	case status == Abandoned:
+		m.abandoned++
+	case status >= 500:
+		m.total++
 		m.failed++
+	default:
+		m.total++
 	}
 	m.seen++
 	if len(m.lat) < reservoirSize {
@@ -209,11 +225,11 @@ func (m *Monitor) Sample() Signals {
 	lat := slices.Clone(m.lat)
 	// A late failure (Failed) may be of an answer an earlier window
 	// counted: the window's outcomes are then at least its failures.
-	s.Answers, s.Failures = m.total, m.failed
+	s.Answers, s.Failures, s.Abandoned = m.total, m.failed, m.abandoned
 	if m.failed > 0 {
 		s.ErrorRate = float64(m.failed) / float64(max(m.total, m.failed))
 	}
-	m.lat, m.seen, m.total, m.failed = m.lat[:0], 0, 0, 0
+	m.lat, m.seen, m.total, m.failed, m.abandoned = m.lat[:0], 0, 0, 0, 0
 	m.mu.Unlock()
 	if n := len(lat); n > 0 {
 		slices.Sort(lat)

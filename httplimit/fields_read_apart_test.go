@@ -15,7 +15,8 @@ import (
 // read otherwise than the limits — Content-Type fields that differ (a
 // singleton field: the limits read the first, grpc-go's transport takes
 // any gRPC one), or a gRPC call's grpc-timeout fields that differ (the
-// limits read the first deadline, grpc-go's transport obeys the last) — is
+// limits read the first deadline, grpc-go's transport obeys the last), or
+// a Connect call's Connect-Timeout-Ms fields that differ — is
 // refused with a 400 problem before any decision: not served, nothing
 // spent. Fields repeated with one value, and grpc-timeout fields of a
 // request that is no call (which no gRPC server reads), are served.
@@ -38,6 +39,7 @@ func TestAHandlerRefusesFieldsNextMayReadApart(t *testing.T) {
 		"grpc-timeout 100S, then 1m":               {"Content-Type": {"application/grpc"}, "Grpc-Timeout": {"100S", "1m"}},
 		"Content-Type text/plain, then gRPC's":     {"Content-Type": {"text/plain", "application/grpc"}, "Grpc-Timeout": {"1m"}},
 		"Content-Type application/json, then form": {"Content-Type": {"application/json", "application/x-www-form-urlencoded"}},
+		"Connect-Timeout-Ms 100000, then 1":        {"Content-Type": {"application/json"}, "Connect-Protocol-Version": {"1"}, "Connect-Timeout-Ms": {"100000", "1"}},
 	} {
 		w := send(h, fields)
 		var p httplimit.Problem

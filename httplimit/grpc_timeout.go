@@ -14,7 +14,9 @@ import (
 // fields differ (fieldsReadApart).
 // A call whose turn in a queue comes after its deadline is then refused
 // at once (see DecideFor), and the upstream it reaches is given up on
-// when its caller gives up.
+// when its caller gives up. A Connect call's Connect-Timeout-Ms sets no
+// deadline here: a handler that gives it up (a proxy) would answer no
+// Connect error at it, where the service answers deadline_exceeded.
 func grpcDeadline(r *http.Request) (*http.Request, context.CancelFunc) {
 	vs := r.Header["Grpc-Timeout"] // the canonical key, as net/http stores it
 	if len(vs) == 0 || !grpcCall(r) {

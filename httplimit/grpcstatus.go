@@ -104,16 +104,22 @@ func grpcType(h http.Header) bool {
 // Content-Type fields whose values differ, a field that is a singleton
 // (RFC 9110 §8.3): the limits read the first (grpcCall), grpc-go's HTTP/2
 // transport takes a call for gRPC by any valid one, so a call the limits
-// judge no gRPC call would be one to it; and, in a gRPC or gRPC-Web call,
+// judge no gRPC call would be one to it; in a gRPC or gRPC-Web call,
 // grpc-timeout fields whose values differ: the limits take the first for
-// its deadline (grpcDeadline), grpc-go's transport obeys the last. Fields
-// repeated with one value read alike wherever they are read.
+// its deadline (grpcDeadline), grpc-go's transport obeys the last; and in
+// a Connect call (grpcweb.Connect), Connect-Timeout-Ms fields whose values
+// differ: the deadline sluice judges the call's outcome by is the first's
+// (connect-go reads the first too), a service that joins them reads none.
+// Fields repeated with one value read alike wherever they are read.
 func fieldsReadApart(h http.Header) string {
 	if valuesNotOne(h["Content-Type"]) {
 		return "The request has Content-Type fields that differ: a request has one Content-Type (RFC 9110 §8.3), and which of them the service would read is unknown."
 	}
 	if valuesNotOne(h["Grpc-Timeout"]) && grpcType(h) {
 		return "The call has grpc-timeout fields that differ: a call has one deadline, and which of them the service would obey is unknown."
+	}
+	if valuesNotOne(h["Connect-Timeout-Ms"]) && grpcweb.Connect(h) {
+		return "The call has Connect-Timeout-Ms fields that differ: a call has one deadline, and which of them the service would obey is unknown."
 	}
 	return ""
 }

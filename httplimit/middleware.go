@@ -482,8 +482,9 @@ func (m *Middleware) logger() *slog.Logger {
 // DecideFor); a gRPC or gRPC-Web call's deadline is the one its
 // grpc-timeout header states, as a gRPC server reads it, and the request
 // next serves ends with it. A request whose header next may read otherwise
-// than the limits do — Content-Type fields that differ, or grpc-timeout
-// fields that differ in a gRPC or gRPC-Web call — is refused with a 400
+// than the limits do — Content-Type fields that differ, grpc-timeout
+// fields that differ in a gRPC or gRPC-Web call, or Connect-Timeout-Ms
+// fields that differ in a Connect call — is refused with a 400
 // problem before any decision, and spends nothing: which one next reads is
 // next's (grpc-go's HTTP/2 transport takes the last grpc-timeout and any
 // gRPC Content-Type). A client that leaves before its decision is

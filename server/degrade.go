@@ -275,12 +275,12 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 	if allow := st.cors.allowOf(r); allow != "" {
 		sw.cors, sw.allow, sw.expose = st.cors, allow, st.cors.exposeOf(r)
 	}
-	sw.mon = s.mon
+	sw.mon, sw.caller, sw.deadline = s.mon, r.Context(), grpcCallDeadline(r)
 	defer sw.answered()
 	var out http.ResponseWriter = sw
 	if ct := grpcReplyType(r); ct != "" {
 		sw.grpcWeb = strings.HasPrefix(ct, "application/grpc-web")
-		g := &grpcAnswer{ResponseWriter: sw, sw: sw, contentType: ct, deadline: grpcCallDeadline(r)}
+		g := &grpcAnswer{ResponseWriter: sw, sw: sw, contentType: ct, deadline: sw.deadline}
 		defer s.grpcOutcome(g)
 		defer g.finish()
 		out = g
@@ -331,12 +331,16 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 }
 
 // grpcOutcome tells the monitor that the upstream's gRPC answer g wrote
-// failed after all (StatusOfGRPC of its grpc-status ≥ 500: Internal,
-// Unavailable, DeadlineExceeded…): a gRPC answer's HTTP status is 200
-// whatever its outcome, which its trailers say once the answer ends (a
-// gRPC-Web answer's, the trailer frame at the end of its body). An outcome
-// that ends the call at or after its own deadline (grpcAnswer.pastDeadline)
-// is the caller's, no failure.
+// failed after all (grpcFailed of its grpc-status: Internal, Unavailable,
+// DeadlineExceeded…, not Unimplemented): a gRPC answer's HTTP status is
+// 200 whatever its outcome, which its trailers say once the answer ends (a
+// gRPC-Web answer's, the trailer frame at the end of its body). An answer
+// that ends without a status (the upstream reset the stream or closed the
+// connection before its trailers: it crashed, ran out of memory, was
+// redeployed) failed too, as its caller reads it (INTERNAL, UNAVAILABLE),
+// unless its caller left first (sw.caller is done), whose leaving broke
+// it off. An outcome that ends the call at or after its own deadline
+// (grpcAnswer.pastDeadline) is the caller's, no failure.
 func (s *Server) grpcOutcome(g *grpcAnswer) {
 	sw := g.sw
 	sw.answered() // the monitor counted the answer, if it had not yet
@@ -347,7 +351,7 @@ func (s *Server) grpcOutcome(g *grpcAnswer) {
 	if !ok {
 		code, ok = sw.web.Code() // a gRPC-Web answer's, from the end of its body
 	}
-	if ok && httplimit.StatusOfGRPC(code) >= 500 {
+	if ok && grpcFailed(code) || !ok && (sw.caller == nil || sw.caller.Err() == nil) {
 		s.mon.Failed()
 	}
 }
@@ -377,10 +381,15 @@ type statusWriter struct {
 	cors     *corsPolicy
 	allow    string // the request's Access-Control-Allow-Origin, with cors
 	expose   string // its Access-Control-Expose-Headers, with cors
-	// late: the request is a gRPC call whose answer started, or the
-	// proxy's own answer came, at or after the call's deadline (see
-	// grpcAnswer.pastDeadline): the caller's outcome, not the upstream's.
+	// late: the request is a gRPC or Connect call whose answer started, or
+	// the proxy's own answer came, at or after the call's deadline (see
+	// grpcAnswer.pastDeadline, answered): the caller's outcome, not the
+	// upstream's.
 	late bool
+	// deadline is the call's its caller set (grpcCallDeadline; zero: none).
+	deadline time.Time
+	// caller is the request's context, done once its client left.
+	caller context.Context
 	// grpcWeb: the request is a gRPC-Web call, whose status web reads at
 	// the end of the answer's body (see grpcOutcome).
 	grpcWeb bool
@@ -507,12 +516,26 @@ func upstreamRequest(w http.ResponseWriter) *degrade.Request {
 	return nil
 }
 
-// answered tells the monitor that the answer has started, once.
+// answered tells the monitor that the answer has started, or that it
+// never will (the handler returns), once. A request whose client gave up
+// on it before the upstream answered — it left, the proxy writing
+// nothing, or its call's deadline (deadline) passed before the upstream's
+// answer started (late) — ends degrade.Abandoned: its latency so far, a
+// lower bound of the upstream's, counts, its outcome does not.
 func (w *statusWriter) answered() {
-	if w.end != nil {
-		w.end(w.upstreamStatus())
-		w.end = nil
+	if w.end == nil {
+		return
 	}
+	status := w.upstreamStatus()
+	if status != 0 && !w.deadline.IsZero() && !time.Now().Before(w.deadline) {
+		w.late = true // a Connect call's answer (a gRPC one's is late already)
+		status = 0
+	}
+	if status == 0 && w.upstream && (w.late || !w.wrote && !w.switched) {
+		status = degrade.Abandoned
+	}
+	w.end(status)
+	w.end = nil
 }
 
 // Hijack switches the connection to another protocol for the proxy: the

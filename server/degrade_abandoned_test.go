@@ -9,7 +9,8 @@ import (
 
 // A request whose client leaves before the upstream answers has no
 // upstream outcome: it counts in the degradation signals as neither an
-// answer (a success, diluting the error rate and the p99) nor a failure.
+// answer (a success, diluting the error rate) nor a failure; only its
+// wait is a latency (Signals.Abandoned).
 func TestAbandonedRequestIsNoUpstreamAnswer(t *testing.T) {
 	arrived := make(chan struct{}, 1)
 	f := newFixtureOn(t, testConfig, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/sluice-dev/sluice/degrade"
 	"github.com/sluice-dev/sluice/grpclimit"
 	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/internal/grpcweb"
@@ -80,7 +81,8 @@ type grpcAnswer struct {
 // turn it into a gRPC status (finish): a refusal, a degraded level's 503,
 // and the proxy's own 400, 408, 502 and 504 (markOwn). The upstream's
 // answer, which it passes on, is the caller's outcome when it starts at or
-// after the call's deadline (pastDeadline): the monitor counts it not.
+// after the call's deadline (pastDeadline): the monitor counts its latency,
+// not its outcome (degrade.Abandoned).
 func (g *grpcAnswer) WriteHeader(code int) {
 	if g.code == 0 && (!g.sw.upstream || g.sw.own) && code >= 400 {
 		g.code = code
@@ -197,16 +199,28 @@ func (g *grpcAnswer) pushback(st *status.Status) string {
 	return grpclimit.PushbackOf(ctx, st)
 }
 
-// grpcCallDeadline returns the deadline of r, a gRPC or gRPC-Web call,
-// that its grpc-timeout header states from now, as gRPC over HTTP/2
-// defines the header: 1 to 8 ASCII digits and a unit, H, M, S, m
-// (milliseconds), u (microseconds) or n (nanoseconds). It returns the zero
-// time, no deadline, for a call without the header, with a malformed one,
-// or with a timeout longer than a time.Duration holds (centuries: past
-// any delay a pushback can state). It reads the first grpc-timeout field,
-// as the limits do: they refuse a call whose fields differ, with a 400,
-// before the upstream could obey another (grpc-go obeys the last).
+// grpcCallDeadline returns the deadline of r that its caller set, from
+// now: a gRPC or gRPC-Web call's (grpcReplyType), its grpc-timeout header,
+// as gRPC over HTTP/2 defines it — 1 to 8 ASCII digits and a unit, H, M,
+// S, m (milliseconds), u (microseconds) or n (nanoseconds); a Connect
+// call's (grpcweb.Connect), its Connect-Timeout-Ms header, as connect-go reads
+// it — up to 10 characters of a base-10 integer of milliseconds (a
+// negative one: a deadline already past). It returns the zero time, no
+// deadline, for any other request, for a call without the header, with a
+// malformed one, or with a timeout longer than a time.Duration holds
+// (centuries: past any delay a pushback can state). It reads the first
+// field, as the limits do: they refuse a call whose fields differ, with a
+// 400, before the upstream could obey another (grpc-go obeys the last
+// grpc-timeout).
 func grpcCallDeadline(r *http.Request) time.Time {
+	if grpcReplyType(r) == "" {
+		if v := r.Header.Get("Connect-Timeout-Ms"); v != "" && len(v) <= 10 && grpcweb.Connect(r.Header) {
+			if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+				return time.Now().Add(time.Duration(ms) * time.Millisecond)
+			}
+		}
+		return time.Time{}
+	}
 	v := r.Header.Get("Grpc-Timeout")
 	if len(v) < 2 || len(v) > 9 {
 		return time.Time{}
@@ -223,20 +237,30 @@ func grpcCallDeadline(r *http.Request) time.Time {
 	return time.Now().Add(time.Duration(n) * unit)
 }
 
+// grpcFailed reports whether a gRPC call's status code is the upstream's
+// failure for the degradation signals: StatusOfGRPC ≥ 500 (Internal,
+// Unavailable, DeadlineExceeded, Unknown, DataLoss…) but Unimplemented,
+// which says that the service has no such method, the caller's choice, as
+// an HTTP 404 does.
+func grpcFailed(code uint32) bool {
+	return code != uint32(codes.Unimplemented) && httplimit.StatusOfGRPC(code) >= 500
+}
+
 // ownOutcome tells the monitor the outcome of the proxy's own answer
 // (markOwn) that finish turns into a gRPC status: its HTTP status, as for
 // any other request (a 502 or 504 the upstream's failure, a 400 or 408 the
 // client's), and not the call's grpc-status, by which a stalled request
-// stream (DEADLINE_EXCEEDED) would count as the upstream's failure; none
-// when it came at or after the call's deadline (statusWriter.late), the
-// caller's. The answer is then no longer the upstream's (grpcOutcome reads
-// none).
+// stream (DEADLINE_EXCEEDED) would count as the upstream's failure; when
+// it came at or after the call's deadline (statusWriter.late), the
+// caller's outcome, degrade.Abandoned: its latency, to the deadline, is a
+// lower bound of the upstream's. The answer is then no longer the
+// upstream's (grpcOutcome reads none).
 func (g *grpcAnswer) ownOutcome() {
 	if end := g.sw.end; end != nil {
 		g.sw.end = nil
 		status := g.code
 		if g.sw.late {
-			status = 0
+			status = degrade.Abandoned
 		}
 		end(status)
 	}

@@ -4,6 +4,8 @@
 // because it only watches a body being passed on: it keeps no message and
 // at most one trailer line of MaxTrailer bytes, and never blocks or fails
 // the answer.
+// It also tells a request of the Connect protocol, gRPC's sibling over
+// plain HTTP, by its header (Connect).
 //
 // The format (gRPC's PROTOCOL-WEB.md): the body is a sequence of frames,
 // each a flag byte, a 4-byte big-endian length and that many bytes; the
