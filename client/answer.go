@@ -12,11 +12,15 @@ type response struct {
 	arrived bool // a response came back (false: the attempt failed)
 	at      time.Time
 	status  int
-	rl      RateLimit // the binding policy
-	hasRL   bool
-	quotas  []quota // every policy, when the response was parsed for them
-	ra      time.Duration
-	hasRA   bool
+	// rl is the binding policy (see readResponse): the one whose reset
+	// the probe waits for, whose refills are proven, and whose remaining
+	// bounds the capacity; a concurrency policy only when r states no
+	// other.
+	rl     RateLimit
+	hasRL  bool
+	quotas []quota // every policy, when the response was parsed for them
+	ra     time.Duration
+	hasRA  bool
 	// backoff, when hasBackoff, is the wait the client draws for itself
 	// before retrying a refusal that gives none (a Transport's backoff):
 	// such a refusal holds the host that long, and defaultReset without it.
@@ -203,10 +207,11 @@ func (h *hostState) refused(tk ticket, r response) {
 
 // end records that tk's request has ended, its answer read whole or its
 // upgraded connection closed (after finish, which recorded the answer's
-// arrival): a concurrency quota's slot it held is back. An attempt that
-// failed, or whose answer is never read to its end (or connection never
-// closed), never ends: its slot is thought held until a probe learns the
-// quota anew.
+// arrival): a concurrency quota's slot it held is back. A request whose
+// answer is never read to its end (or connection never closed) never
+// ends: its slot is thought held for good. An attempt that failed never
+// ends either: its units are lost, and their slots thought held until a
+// probe learns the quota anew (see slotsMayFit).
 func (h *hostState) end(tk ticket) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -219,7 +224,7 @@ func (h *hostState) end(tk ticket) {
 
 // boundOf is the bound that r, the response to tk, proves.
 func (h *hostState) boundOf(tk ticket, r response) bound {
-	b := bound{base: algo.AddSat(algo.AddSat(tk.doneAtSend, tk.forgiven), tk.cost), ended: tk.endedAtSend, at: r.at}
+	b := bound{base: algo.AddSat(algo.AddSat(tk.doneAtSend, tk.forgiven), tk.cost), ended: tk.endedAtSend, forgiven: tk.forgiven, at: r.at}
 	add := func(q quota) {
 		if b.n == len(b.rem) {
 			return // more policies than a bound keeps: the rest say less than r.rl's

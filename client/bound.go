@@ -22,15 +22,22 @@ const maxPolicies = 8
 // was sent (ended − ended_j, ended_j being ended then) held a slot counted
 // in it, or took one after it and gave it back, so such a policy bounds
 // sent by rem_p + ended − ended_j, with no cap: the client's units not
-// yet ended stay within the slots rem_p and the request's own left.
+// yet ended stay within the slots rem_p and the request's own left. Such
+// a policy has no reset nor rate: a request it holds waits for a request
+// to end, not for a reset (the slots of lost units, which never end,
+// wait for a probe: see hostState.slotsMayFit).
 type bound struct {
-	base  int64     // done_j + cost_j
-	ended int64     // ended_j
-	at    time.Time // when the response arrived
-	n     int
-	rem   [maxPolicies]int64
-	rate  [maxPolicies]float64 // units per second
-	name  [maxPolicies]string  // the policies' names
+	base  int64 // done_j + forgiven_j + cost_j
+	ended int64 // ended_j
+	// forgiven is forgiven_j, the lost units the base counts as answered
+	// (see hostState.lost): the other lost units never end, and may hold
+	// slots or not (see slotsFit).
+	forgiven int64
+	at       time.Time // when the response arrived
+	n        int
+	rem      [maxPolicies]int64
+	rate     [maxPolicies]float64 // units per second
+	name     [maxPolicies]string  // the policies' names
 	// inFlight marks the concurrency policies.
 	inFlight [maxPolicies]bool
 }
@@ -88,6 +95,22 @@ func (b *bound) valueAfter(el float64, capacity, ended int64) int64 {
 		v = min(v, max(capacity, least))
 	}
 	return algo.AddSat(b.base, min(v, slots))
+}
+
+// slotsFit reports whether b's concurrency policies would let sent reach
+// need, ended units having ended, were the slot of every unit lost so far
+// (lost: failed or written off, forgiven or not) back as well: whether
+// a probe may find a slot that the bound counts as held. A unit that has
+// neither ended nor been lost holds its slot for sure, however long. A
+// bound of no concurrency policy fits.
+func (b *bound) slotsFit(need, ended, lost int64) bool {
+	back := algo.AddSat(max(ended-b.ended, 0), max(lost-b.forgiven, 0))
+	for i := range b.n {
+		if b.inFlight[i] && algo.AddSat(b.base, algo.AddSat(b.rem[i], back)) < need {
+			return false
+		}
+	}
+	return true
 }
 
 // top is the highest value the bound reaches in time, ended units having

@@ -309,12 +309,23 @@ func (h *hostState) admitsKnown(cost int64, now time.Time) (how int, wake time.T
 	switch {
 	case now.Before(h.probeAt):
 		return sendHeld, earlier(rise, h.probeAt)
-	case !h.probing && (h.inflight == 0 || h.inflight+cost <= h.capacity):
+	case !h.probing && (h.inflight == 0 || h.inflight+cost <= h.capacity) && h.slotsMayFit(h.sent+cost):
 		// The quota has been restored since the ceiling's response; even if
 		// every unit in flight is counted after the restore, cost fits.
 		return sendProbe, wake
 	}
-	return sendHeld, rise // wait for a refill, the probe or the requests in flight
+	return sendHeld, rise // wait for a refill, the probe or the requests in flight or open
+}
+
+// slotsMayFit reports whether the concurrency policies of a bound kept
+// may let sent reach need: whether a probe may find a slot free. They
+// hold the requests that have not ended, answered or not (a body being
+// read, an upgraded connection, a stream), until they end, whatever a
+// reset says: only the slots of lost units, which never end, are for a
+// probe to learn of. h.mu is held.
+func (h *hostState) slotsMayFit(need int64) bool {
+	lost := algo.AddSat(h.lost, h.forgiven)
+	return h.now.slotsFit(need, h.ended, lost) || h.eventual.slotsFit(need, h.ended, lost)
 }
 
 // ceiling is the most units that may have been sent at now: the larger of

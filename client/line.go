@@ -15,7 +15,8 @@ type waiter struct{ cost int64 }
 // acquire waits until a send of cost units is granted (a cost above
 // sluice.MaxQuantity counts as it: no quota holds more, and the counts stay
 // far from overflowing). It fails at once with ErrWaitTooLong when the wait
-// has a known end beyond maxWait or the context's deadline, and with the
+// has a known end beyond maxWait or the context's deadline (the end of the
+// last of the holds known to follow each other, see holdEnd), and with the
 // context's error when it is cancelled, or had ended already.
 //
 // Requests that must wait are granted first come, first served: they line
@@ -53,6 +54,12 @@ func (h *hostState) acquireWith(ctx context.Context, host string, cost, bytes in
 		}
 		now := time.Now()
 		tk, ok, wake, first := h.turn(&me, cost, bytes, now)
+		end := wake
+		if !ok && !wake.IsZero() {
+			// Holds may follow each other (a Retry-After, then a quota
+			// spent until a later reset): the wait ends with the last.
+			end = later(end, h.heldUntil(cost, bytes, now))
+		}
 		stalled := h.stalledAt()
 		if h.body != nil {
 			h.body.mu.Lock()
@@ -65,7 +72,7 @@ func (h *hostState) acquireWith(ctx context.Context, host string, cost, bytes in
 			return tk, waited, nil
 		}
 		if !wake.IsZero() {
-			if err := checkWait(ctx, wake.Sub(now), maxWait, "quota of "+host); err != nil {
+			if err := checkWait(ctx, end.Sub(now), maxWait, "quota of "+host); err != nil {
 				return tk, waited, err
 			}
 		}
@@ -115,7 +122,7 @@ func (h *hostState) hopeless(ctx context.Context, host string, cost, bytes int64
 		h.body.mu.Unlock()
 	}
 	if how == sendHeld && !wake.IsZero() {
-		return checkWait(ctx, wake.Sub(now), maxWait, "quota of "+host)
+		return checkWait(ctx, later(wake, h.heldUntil(cost, bytes, now)).Sub(now), maxWait, "quota of "+host)
 	}
 	return nil
 }
@@ -129,6 +136,11 @@ func (h *hostState) hopeless(ctx context.Context, host string, cost, bytes int64
 func (h *hostState) holdEnd(cost, bytes int64, now time.Time) time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.heldUntil(cost, bytes, now)
+}
+
+// heldUntil is holdEnd with h.mu held.
+func (h *hostState) heldUntil(cost, bytes int64, now time.Time) time.Time {
 	end := later(now, h.knownHold(min(cost, sluice.MaxQuantity), now))
 	if h.body != nil {
 		h.body.mu.Lock()

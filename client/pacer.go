@@ -62,10 +62,11 @@ func (p *Pacer) ready() {
 func (p *Pacer) Wait(ctx context.Context, cost int64) (Send, error) {
 	p.ready()
 	var waited time.Duration
-	if err := p.h.waitHold(ctx, p.name, p.maxWait, &waited); err != nil {
+	cost = max(cost, 0)
+	if err := p.h.waitHold(ctx, p.name, cost, 0, p.maxWait, &waited); err != nil {
 		return Send{}, err
 	}
-	tk, _, err := p.h.acquire(ctx, p.name, max(cost, 0), p.maxWait)
+	tk, _, err := p.h.acquire(ctx, p.name, cost, p.maxWait)
 	if err != nil {
 		return Send{}, err
 	}
@@ -154,7 +155,10 @@ func (a Answer) response() response {
 // host: every policy, the binding one of those not counting content bytes
 // (policies of content bytes are kept apart, see response.ofBytes), the
 // policies stated alone, and Retry-After. A response a cache
-// served (see fromCache) tells Retry-After alone.
+// served (see fromCache) tells Retry-After alone. The binding policy is
+// one of those that come back with time: a concurrency policy binds only
+// when the response states no other, as its slots come back as requests
+// end, and it has no reset nor rate for the bounds to follow (see bound).
 func readResponse(h http.Header, at time.Time) response {
 	r := response{arrived: true, at: at}
 	if h == nil {
@@ -162,18 +166,27 @@ func readResponse(h http.Header, at time.Time) response {
 	}
 	if !fromCache(h) {
 		named := map[string]bool{}
+		var slots RateLimit
+		var hasSlots bool
 		parseQuotas(h, at, func(q quota) {
 			if q.Format != FormatIETF && q.Limit > 0 {
 				q.Policy = unnamedPolicy(q.Limit)
 			}
 			named[q.Policy] = true
-			if q.bytes {
+			switch {
+			case q.bytes:
 				r.bytes = append(r.bytes, q)
 				return
+			case q.inFlight:
+				slots, hasSlots = binding(slots, hasSlots, q.RateLimit), true
+			default:
+				r.rl, r.hasRL = binding(r.rl, r.hasRL, q.RateLimit), true
 			}
-			r.rl, r.hasRL = binding(r.rl, r.hasRL, q.RateLimit), true
 			r.quotas = append(r.quotas, q)
 		})
+		if !r.hasRL && hasSlots {
+			r.rl, r.hasRL = slots, true
+		}
 		for _, p := range policiesAlone(h, named) {
 			if p.bytes {
 				r.bytesAlone = append(r.bytesAlone, p)

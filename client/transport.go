@@ -70,11 +70,15 @@ const drainGrace = 100 * time.Millisecond
 // qu="concurrent-requests") counts requests in flight: it has a slot back
 // when a response's body is read to its end or closed, or, for a 101
 // Switching Protocols answer, when its body (the upgraded connection) is
-// first closed, not when a read ends: the server serves it until then. Close
-// every body, an upgraded connection included (net/http does not close
-// one when the request's context ends): one never closed is thought to
-// hold its slot until a probe after the quota's reset learns the quota
-// anew. A quota of content
+// first closed, not when a read ends: the server serves it until then,
+// however long, and no reset makes a probe go for its slot (a concurrency
+// policy binds by its slots, not by its reset nor a rate: another policy
+// of the answer, when it states one, is the binding one). Close every
+// body, an upgraded connection included (net/http does not close one when
+// the request's context ends): one never closed nor read to its end holds
+// its slot for good, as far as the Transport knows; only the slot of an
+// attempt that failed, which never ends, is learned anew by a probe after
+// the quota's reset. A quota of content
 // bytes (qu="content-bytes") counts each request's body, its
 // ContentLength: a body of unknown length counts as the whole quota (it
 // waits until the quota is whole, a reset at most), and one larger than
@@ -530,7 +534,7 @@ func (t *Transport) admit(req *http.Request, h *hostState, cost int64) (tk ticke
 	if t.Gate != nil {
 		// Wait out a hold before spending at the Gate, so that a slot is not
 		// spent on a request that cannot go.
-		if err := h.waitHold(ctx, req.URL.Host, t.policy.MaxWait, &waited); err != nil {
+		if err := h.waitHold(ctx, req.URL.Host, cost, contentLength(req), t.policy.MaxWait, &waited); err != nil {
 			return ticket{}, release, err
 		}
 		if err := h.hopeless(ctx, req.URL.Host, cost, contentLength(req), t.policy.MaxWait); err != nil {
@@ -625,17 +629,30 @@ func (b *endingBody) Close() error {
 	return err
 }
 
-// waitHold waits until no Retry-After hold is on the host.
-func (h *hostState) waitHold(ctx context.Context, host string, maxWait time.Duration, waited *time.Duration) error {
+// waitHold waits until no Retry-After hold is on the host, adding the
+// time waited to *waited. It fails at once with ErrWaitTooLong when the
+// holds on a request of cost units and bytes of content (-1: unknown) that
+// follow have a known end (see holdEnd) beyond maxWait or the context's
+// deadline: a request is not held first by one, then refused for the next.
+func (h *hostState) waitHold(ctx context.Context, host string, cost, bytes int64, maxWait time.Duration, waited *time.Duration) error {
 	for {
+		now := time.Now()
 		h.mu.Lock()
 		until := h.holdUntil
+		var end time.Time
+		if now.Before(until) {
+			end = h.heldUntil(cost, bytes, now)
+		}
 		h.mu.Unlock()
-		d := time.Until(until)
+		d := until.Sub(now)
 		if d <= 0 {
 			return nil
 		}
-		if err := checkWait(ctx, d, maxWait, "Retry-After of "+host); err != nil {
+		what := "Retry-After of " + host
+		if end.After(until) {
+			what = "quota of " + host
+		}
+		if err := checkWait(ctx, end.Sub(now), maxWait, what); err != nil {
 			return err
 		}
 		start := time.Now()

@@ -1,0 +1,108 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/client"
+)
+
+// NewPacer: "a wait with a known end beyond [maxWait] fails at once with
+// ErrWaitTooLong". A call held first by a 503's wait (1 s) and then by a
+// policy spent until its reset (2 s after it was reported) has a known
+// end 2 s away: with a MaxWait of 1.5 s it fails at once, rather than
+// being held 2 s, each hold having been checked on its own.
+func TestAPacerNeverHoldsACallBeyondMaxWaitAcrossTwoHolds(t *testing.T) {
+	p := client.NewPacer("s", 1500*time.Millisecond)
+	policy := func(r string) http.Header {
+		h := http.Header{}
+		h.Set("RateLimit", `"p";`+r)
+		return h
+	}
+	probe, err := p.Wait(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe.Done(client.Answer{Header: policy("r=2;t=2")})
+	b, err := p.Wait(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := p.Wait(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Done(client.Answer{Header: policy("r=0;t=2")})                  // the quota is spent until 2 s from now
+	c.Done(client.Answer{Unavailable: true, RetryAfter: time.Second}) // the server sheds calls for 1 s
+
+	start := time.Now()
+	d, err := p.Wait(context.Background(), 1)
+	held := time.Since(start)
+	if err == nil {
+		d.Done(client.Answer{Header: policy("r=9;t=2")})
+	}
+	if !errors.Is(err, client.ErrWaitTooLong) || held > 500*time.Millisecond {
+		t.Errorf("a call whose holds end 2 s from now, with a MaxWait of 1.5 s: held %v, %v; want ErrWaitTooLong at once",
+			held.Round(time.Millisecond), err)
+	}
+}
+
+// The same of Transport, whose RetryPolicy.MaxWait bounds a request held
+// for a spent quota, and of a deadline: a request held by a 503's
+// Retry-After (1 s) and then by a quota spent until its reset (2 s) fails
+// at once with a MaxWait of 1.5 s, and with a deadline 1.5 s away.
+func TestATransportNeverHoldsARequestBeyondMaxWaitAcrossTwoHolds(t *testing.T) {
+	answer := func(r *http.Request) (*http.Response, error) {
+		h := http.Header{}
+		status := http.StatusOK
+		switch r.URL.Path {
+		case "/probe":
+			h.Set("RateLimit", `"p";r=2;t=2`)
+		case "/spend":
+			h.Set("RateLimit", `"p";r=0;t=2`)
+		case "/shed":
+			status = http.StatusServiceUnavailable
+			h.Set("Retry-After", "1")
+		default:
+			h.Set("RateLimit", `"p";r=9;t=2`)
+		}
+		return &http.Response{StatusCode: status, Header: h, Body: http.NoBody, Request: r}, nil
+	}
+	for _, c := range []struct {
+		name    string
+		maxWait time.Duration
+		timeout time.Duration
+	}{
+		{"MaxWait", 1500 * time.Millisecond, 5 * time.Second},
+		{"deadline", time.Minute, 1500 * time.Millisecond},
+	} {
+		tr := &client.Transport{Base: roundTripFunc(answer), Retry: client.RetryPolicy{MaxWait: c.maxWait}}
+		send := func(ctx context.Context, method, path string) (time.Duration, error) {
+			req, _ := http.NewRequestWithContext(ctx, method, "http://api.example"+path, nil)
+			start := time.Now()
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			return time.Since(start), err
+		}
+		for _, p := range []string{"/probe", "/spend"} {
+			if _, err := send(context.Background(), http.MethodGet, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := send(context.Background(), http.MethodPost, "/shed"); err != nil { // not retried: a POST
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+		held, err := send(ctx, http.MethodGet, "/next")
+		cancel()
+		if !errors.Is(err, client.ErrWaitTooLong) || held > 500*time.Millisecond {
+			t.Errorf("%s: a request whose holds end 2 s from now, 1.5 s allowed: held %v, %v; want ErrWaitTooLong at once",
+				c.name, held.Round(time.Millisecond), err)
+		}
+	}
+}
