@@ -1,8 +1,6 @@
 package envoy
 
 import (
-	"strings"
-
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice/internal/yamlcheck"
@@ -29,28 +27,14 @@ type decoder struct {
 type field = yamlcheck.Field
 
 // Bool decodes a boolean as envoyproxy/ratelimit's YAML library (yaml.v2,
-// YAML 1.1) reads one: an unquoted true, yes, on or y is true and false,
-// no, off or n is false, each in lower case, capitalized or upper case. A
-// quoted value is a string, which is not a boolean there either.
+// YAML 1.1) reads one (yamlcheck.YAML11Bool): an unquoted true, yes, on or
+// y is true and false, no, off or n is false, each in lower case,
+// capitalized or upper case, and so is one tagged !!bool, quoted or not.
+// Any other quoted value is a string, which is not a boolean there either.
 func (d *decoder) Bool(n *yaml.Node, path string) bool {
-	const quoted = yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle | yaml.LiteralStyle | yaml.FoldedStyle | yaml.TaggedStyle
-	if n.Kind == yaml.ScalarNode && n.Style&quoted == 0 {
-		if v, ok := yaml11Bools[n.Value]; ok {
-			return v
-		}
+	if v, ok := yamlcheck.YAML11Bool(n); ok {
+		return v
 	}
 	d.Errorf(n, path, "want true or false, got %s", yamlcheck.Describe(n))
 	return false
 }
-
-// yaml11Bools are the booleans of YAML 1.1, as yaml.v2 resolves them.
-var yaml11Bools = func() map[string]bool {
-	m := map[string]bool{}
-	for _, s := range []string{"y", "yes", "true", "on"} {
-		m[s], m[strings.ToUpper(s[:1])+s[1:]], m[strings.ToUpper(s)] = true, true, true
-	}
-	for _, s := range []string{"n", "no", "false", "off"} {
-		m[s], m[strings.ToUpper(s[:1])+s[1:]], m[strings.ToUpper(s)] = false, false, false
-	}
-	return m
-}()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
 	"github.com/sluice-dev/sluice/internal/yamlexpand"
 )
 
@@ -227,9 +229,12 @@ func (t *Translation) envoyRule(rl, d *yaml.Node, where, source string) error {
 	if !ok {
 		return fmt.Errorf("%s:%d: unit %q: use second, minute, hour, day, week, month or year", source, unit.Line, unit.Value)
 	}
-	q, err := strconv.ParseInt(rpu.Value, 10, 64)
-	if err != nil || q < 0 {
-		return fmt.Errorf("%s:%d: requests_per_unit %q is not a count", source, rpu.Line, rpu.Value)
+	// The count is read as the service reads it: 1_000 is 1000, and 010
+	// (8 to envoyproxy/ratelimit's YAML 1.1) is refused.
+	dec := yamlcheck.Decoder{File: source}
+	q := dec.Int(rpu, "requests_per_unit", 0, math.MaxUint32)
+	if err := dec.Err(); err != nil {
+		return err
 	}
 	alg := "fixed-window"
 	if a := mapValue(rl, "algorithm"); a != nil {

@@ -2,10 +2,10 @@ package migrate
 
 import (
 	"fmt"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
 	"github.com/sluice-dev/sluice/internal/yamlexpand"
 )
 
@@ -40,21 +40,12 @@ func expandEnvoy(root *yaml.Node, source string) (*yaml.Node, *yamlexpand.Expand
 }
 
 // envoyTrue reports whether n (nil: unset), an expanded scalar, is true as
-// envoyproxy/ratelimit's yaml.v2 reads a boolean: an unquoted true, yes,
-// on or y, in lower case, capitalized or upper case.
+// envoyproxy/ratelimit's yaml.v2 reads a boolean, and so sluice's service
+// (yamlcheck.YAML11Bool).
 func envoyTrue(n *yaml.Node) bool {
-	const quoted = yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle | yaml.LiteralStyle | yaml.FoldedStyle | yaml.TaggedStyle
-	return n != nil && n.Kind == yaml.ScalarNode && n.Style&quoted == 0 && envoyTrues[n.Value]
+	v, ok := yamlcheck.YAML11Bool(n)
+	return ok && v
 }
-
-// envoyTrues are the true booleans of YAML 1.1, as yaml.v2 resolves them.
-var envoyTrues = func() map[string]bool {
-	m := map[string]bool{}
-	for _, s := range []string{"y", "yes", "true", "on"} {
-		m[s], m[strings.ToUpper(s[:1])+s[1:]], m[strings.ToUpper(s)] = true, true, true
-	}
-	return m
-}()
 
 // eachEnvoyDescriptor calls f for each descriptor of the expanded rules
 // document root, down to the depth the import reads, once each however

@@ -227,7 +227,7 @@ func (d *Decoder) Bool(n *yaml.Node, path string) bool {
 			return false
 		}
 	}
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && yaml11Bool(n.Value) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && yaml11Only(n.Value) {
 		d.Errorf(n, path, "want true or false, got %s (a string in YAML 1.2, not a boolean)", Describe(n))
 		return false
 	}
@@ -235,8 +235,27 @@ func (d *Decoder) Bool(n *yaml.Node, path string) bool {
 	return false
 }
 
-// yaml11Bool reports whether s is a boolean of YAML 1.1 only.
-func yaml11Bool(s string) bool {
+// YAML11Bool returns the boolean that the scalar n is as gopkg.in/yaml.v2
+// (YAML 1.1) reads one, and true; or false if n is none. A plain y, yes,
+// true, on, n, no, false or off, in lower case, capitalized or upper case,
+// is a boolean, and so is one tagged !!bool, quoted or not; any other
+// quoted or tagged scalar is not.
+func YAML11Bool(n *yaml.Node) (value, ok bool) {
+	const quoted = yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle | yaml.LiteralStyle | yaml.FoldedStyle | yaml.TaggedStyle
+	if n == nil || n.Kind != yaml.ScalarNode || n.Style&quoted != 0 && n.Tag != "!!bool" {
+		return false, false
+	}
+	switch n.Value {
+	case "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON":
+		return true, true
+	case "n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF":
+		return false, true
+	}
+	return false, false
+}
+
+// yaml11Only reports whether s is a boolean of YAML 1.1 only.
+func yaml11Only(s string) bool {
 	switch strings.ToLower(s) {
 	case "y", "yes", "n", "no", "on", "off":
 		return true

@@ -14,13 +14,19 @@
 // names are the exception: a later mapping of such a key changes only the
 // keys it sets of the earlier mapping and keeps the others, as yaml.v2
 // does when it decodes both into one pointer to a struct; a later value
-// that is not a mapping (null) replaces it. An alias used as a key stands
-// for its anchor's scalar; an alias of a mapping or a list as a key, an
-// alias that names no anchor and one inside the node its anchor marks are
-// errors. A key written twice in a mapping stays twice, as written, for
-// the reader to refuse. A document whose aliases expand to more than
-// MaxNodes nodes is an error, so that a small file of aliases of aliases
-// cannot make its reader walk an exponentially large tree.
+// that is not a mapping (null) replaces it. A merge key's value is a
+// mapping, an alias of one, or a list, written in place, of mappings and
+// aliases of mappings: an alias of a list is an error, as in yaml.v2. An
+// alias used as a key stands for its anchor's scalar; an alias of a
+// mapping or a list as a key, an alias that names no anchor and one inside
+// the node its anchor marks are errors. A key written twice in a mapping
+// stays twice, as written, for the reader to refuse. A document whose
+// aliases expand to more than MaxNodes nodes is an error, so that a small
+// file of aliases of aliases cannot make its reader walk an exponentially
+// large tree; so is one whose aliases and merge keys copy more values than
+// its size allows (see Expander.Expand), so that a file merging one large
+// mapping many times cannot make the expansion take time growing with the
+// square of its size.
 package yamlexpand
 
 import (
@@ -64,6 +70,9 @@ type Expander struct {
 	// open holds the nodes being expanded: an alias of one of them is an
 	// alias of a node that contains it.
 	open map[*yaml.Node]bool
+	// copies counts the values the expansion has copied so far, which
+	// budget bounds for a document of size nodes (see Expand).
+	copies, budget, size int
 	// failed is set once a problem is reported: the expansion stops there.
 	failed bool
 }
@@ -78,9 +87,83 @@ func New(opts Options) *Expander {
 // or false after reporting why it cannot be. doc is not changed: the
 // expansion shares the nodes that hold no alias and no merge key with it,
 // and copies the others.
+//
+// The work of the expansion is bounded by the size of doc as written, as
+// gopkg.in/yaml.v2 bounds the decoding its aliases cause ("document
+// contains excessive aliasing"): an alias copies its anchor's value, a
+// merge key the value of each key it sets, and a mapping of a key that
+// Options.Overlaid names, written over another, each key of both; a
+// document of n nodes may copy CopyBudget(n) values.
 func (x *Expander) Expand(doc *yaml.Node) (*yaml.Node, bool) {
+	x.size = written(doc)
+	x.budget = CopyBudget(x.size)
 	out := x.node(doc, "")
 	return out, !x.failed
+}
+
+// CopyBudget returns how many values (see Expander.Expand) the expansion
+// of a document of n nodes, as written, may copy. It is yaml.v2's bound on
+// the nodes that aliases make it decode again, with the copies in their
+// place: of the total of the document's nodes and the copies, the copies
+// may be 99% up to a total of 400,000, a share falling evenly to 10% at a
+// total of 4,000,000 and beyond; 100 copies, and a total of 1,000, are
+// always allowed. So the budget grows with n: 99n while that keeps the
+// total within 400,000, n/9 once n is 3,600,000 or more.
+func CopyBudget(n int) int {
+	allowed := func(copies int) bool {
+		total := float64(n + copies)
+		return copies <= 100 || total <= 1000 || float64(copies)/total <= aliasShare(total)
+	}
+	// allowed is true up to the budget and false past it; it is false at
+	// 99n+1100, where the copies are more than 99% of the total.
+	lo, hi := 0, 99*n+1100
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if allowed(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// aliasShare is the share of a total of nodes decoded that yaml.v2 lets
+// aliases make (decode.go's allowedAliasRatio).
+func aliasShare(total float64) float64 {
+	const low, high = 400_000, 4_000_000
+	switch {
+	case total <= low:
+		return 0.99
+	case total >= high:
+		return 0.10
+	}
+	return 0.99 - 0.89*(total-low)/(high-low)
+}
+
+// written returns the number of nodes of n as written, aliases counted
+// once each and not followed.
+func written(n *yaml.Node) int {
+	count := 1
+	for _, c := range n.Content {
+		count += written(c)
+	}
+	return count
+}
+
+// copied counts values copied at the node at, at path, and reports
+// whether the copies so far are within the budget; the first time they are
+// not, it reports the problem there.
+func (x *Expander) copied(values int, at *yaml.Node, path string) bool {
+	was := x.copies
+	x.copies += values
+	if x.copies <= x.budget {
+		return true
+	}
+	if was <= x.budget {
+		x.fail(at, path, "the document's aliases and merge keys copy more than %d values by here, the most a document of %d YAML nodes may (gopkg.in/yaml.v2 refuses it too: excessive aliasing)", x.budget, x.size)
+	}
+	return false
 }
 
 // Written returns the node of the document that the node n of its
@@ -109,6 +192,8 @@ func (x *Expander) node(n *yaml.Node, path string) *yaml.Node {
 			return x.fail(n, path, "alias *%s names no anchor", n.Value)
 		case x.open[n.Alias]:
 			return x.fail(n, path, "alias *%s is inside the node its anchor marks", n.Value)
+		case !x.copied(1, n, path):
+			return n
 		}
 		return x.node(n.Alias, path)
 	}
@@ -171,13 +256,13 @@ func (x *Expander) mapping(n *yaml.Node, path string) []*yaml.Node {
 			at[k.Value] = len(pairs)
 			pairs = append(pairs, pair{k, v, written})
 		case written:
-			pairs[i] = pair{k, x.overlay(k, pairs[i].v, v), written}
+			pairs[i] = pair{k, x.overlay(k, pairs[i].v, v, path), written}
 		case pairs[i].written:
 			x.fail(pairs[i].k, yamlcheck.Join(path, k.Value),
 				"set before the merge key on line %d, which sets it too: move it after the merge key (envoyproxy/ratelimit keeps the merged value, YAML 1.2 the written one)",
 				mergeKey.Line)
 		default:
-			pairs[i] = pair{k, x.overlay(k, pairs[i].v, v), written}
+			pairs[i] = pair{k, x.overlay(k, pairs[i].v, v, path), written}
 		}
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -188,9 +273,11 @@ func (x *Expander) mapping(n *yaml.Node, path string) []*yaml.Node {
 			continue
 		}
 		p := yamlcheck.Join(path, k.Value)
+		// A list written here lists the mappings to merge; an alias must
+		// name a mapping, as yaml.v2 merges no aliased list.
 		sources := []*yaml.Node{v}
-		if target := Resolve(v); target.Kind == yaml.SequenceNode {
-			sources = target.Content
+		if v.Kind == yaml.SequenceNode {
+			sources = v.Content
 		}
 		// The first of a list wins: merge the others first.
 		for j := len(sources) - 1; j >= 0; j-- {
@@ -198,8 +285,14 @@ func (x *Expander) mapping(n *yaml.Node, path string) []*yaml.Node {
 			if x.failed {
 				return nil
 			}
-			if m.Kind != yaml.MappingNode {
+			switch {
+			case m.Kind == yaml.SequenceNode && sources[j].Kind == yaml.AliasNode:
+				x.fail(sources[j], p, "want a mapping (or a list of mappings) to merge, got an alias of a list (*%s), which is not merged: write the list after the merge key, or alias its mappings", sources[j].Value)
+				return nil
+			case m.Kind != yaml.MappingNode:
 				x.fail(sources[j], p, "want a mapping (or a list of mappings) to merge, got %s", yamlcheck.Describe(m))
+				return nil
+			case !x.copied(len(m.Content)/2, k, p):
 				return nil
 			}
 			for c := 0; c+1 < len(m.Content); c += 2 {
@@ -218,9 +311,13 @@ func (x *Expander) mapping(n *yaml.Node, path string) []*yaml.Node {
 // and then to v (a merge key's value, or one written after it): v, but
 // for two mappings of a key that Options.Overlaid names, old's pairs with
 // v's written over them. The result is placed where v is written; a key
-// that v or old holds twice stays twice, for the reader to refuse.
-func (x *Expander) overlay(k, old, v *yaml.Node) *yaml.Node {
+// that v or old holds twice stays twice, for the reader to refuse. path
+// names the mapping.
+func (x *Expander) overlay(k, old, v *yaml.Node, path string) *yaml.Node {
 	if old.Kind != yaml.MappingNode || v.Kind != yaml.MappingNode || !slices.Contains(x.opts.Overlaid, k.Value) {
+		return v
+	}
+	if !x.copied((len(old.Content)+len(v.Content))/2, k, yamlcheck.Join(path, k.Value)) {
 		return v
 	}
 	content := slices.Clone(old.Content)
