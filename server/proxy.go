@@ -31,24 +31,27 @@ import (
 // newProxy returns the handler admitted requests go to: a reverse proxy to
 // cfg.Upstream, over TLS configured by tlsConfig when not nil, or the
 // built-in demo upstream when there is none. The upstream gets the client's
-// Host with cfg.PreserveHost, and learns of the client as id judges it
-// (see forward). A request the upstream fails is logged to failures, its
-// path cut to maxLoggedPath bytes and the error to maxLoggedLine (it may
-// quote the client's headers); one asking to switch to a protocol whose
-// name is not printable ASCII, which the proxy refuses unsent, is the
-// client's mistake: a 400, not logged. It has connections.write_timeout
-// to start its answer (else 504; counted from the request written to it
-// whole, see answerWait), which may then stream for as long as it
-// moves data (see streamWriter); connections switched to another protocol
-// join switched. A request's body, once the proxy reads it, is bounded by
-// connections.read_timeout between reads, not in all (see watchedBody),
-// as nginx's client_body_timeout: a client-streaming call sends messages
-// for as long as it lasts, a stalled body is cut after read_timeout. An
-// answer mw set its RateLimit fields on carries them alone: the upstream's
-// fields of the same names, in its header or its trailers, are dropped
-// (see ownFields, streamWriter.dropOwn). closeIdle closes
-// the proxy's idle connections to the upstream, for a proxy replaced by a
-// reload's (nil for the demo upstream).
+// Host with cfg.PreserveHost, and learns of the client as id judges it (see
+// forward). A request the upstream fails is logged to failures, its path cut
+// to maxLoggedPath bytes and the error to maxLoggedLine (it may quote the
+// client's headers); one asking to switch to a protocol whose name is not
+// printable ASCII, which the proxy refuses unsent, is the client's mistake:
+// a 400, neither logged nor counted by the degradation monitor (markUnsent).
+// A request switching protocols goes to an https upstream over HTTP/1.1 (see
+// upgradesOverHTTP1), and to an h2c one without its Connection and Upgrade
+// fields, which HTTP/2 cannot carry: the upstream answers it as a request
+// asking for no switch. It has connections.write_timeout to start its answer
+// (else 504; counted from the request written to it whole, see answerWait),
+// which may then stream for as long as it moves data (see streamWriter);
+// connections switched to another protocol join switched. A request's body,
+// once the proxy reads it, is bounded by connections.read_timeout between
+// reads, not in all (see watchedBody), as nginx's client_body_timeout: a
+// client-streaming call sends messages for as long as it lasts, a stalled
+// body is cut after read_timeout. An answer mw set its RateLimit fields on
+// carries them alone: the upstream's fields of the same names, in its header
+// or its trailers, are dropped (see ownFields, streamWriter.dropOwn).
+// closeIdle closes the proxy's idle connections to the upstream, for a proxy
+// replaced by a reload's (nil for the demo upstream).
 func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnings, switched *switchedConns, mw limitsInFront) (h http.Handler, closeIdle func(), err error) {
 	upstream, conns := cfg.Upstream, cfg.Connections
 	if upstream == "" {
@@ -58,12 +61,19 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 	if err != nil {
 		return nil, nil, fmt.Errorf("upstream: %w", err)
 	}
-	// The default Transport keeps two idle connections per host: under load
-	// most requests would dial the upstream anew.
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.MaxIdleConns, transport.MaxIdleConnsPerHost = 1024, 256
-	transport.ResponseHeaderTimeout = conns.WriteTimeout
-	if u.Scheme == "h2c" { // HTTP/2 without TLS, for every request (a gRPC server)
+	newTransport := func() *http.Transport {
+		// The default Transport keeps two idle connections per host: under
+		// load most requests would dial the upstream anew.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConns, t.MaxIdleConnsPerHost = 1024, 256
+		t.ResponseHeaderTimeout = conns.WriteTimeout
+		return t
+	}
+	transport := newTransport()
+	var rt http.RoundTripper = transport
+	closeIdle = transport.CloseIdleConnections
+	h2c := u.Scheme == "h2c"
+	if h2c { // HTTP/2 without TLS, for every request (a gRPC server)
 		u.Scheme = "http"
 		transport.Protocols = new(http.Protocols)
 		transport.Protocols.SetUnencryptedHTTP2(true)
@@ -71,9 +81,25 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 	if tlsConfig != nil {
 		transport.TLSClientConfig = tlsConfig
 	}
+	if u.Scheme == "https" {
+		// A request switching protocols goes over HTTP/1.1, whatever the
+		// upstream's ALPN would pick (see upgradesOverHTTP1).
+		h1 := newTransport()
+		h1.Protocols = new(http.Protocols)
+		h1.Protocols.SetHTTP1(true)
+		if tlsConfig != nil {
+			h1.TLSClientConfig = tlsConfig.Clone()
+			h1.TLSClientConfig.NextProtos = nil
+		}
+		rt = upgradesOverHTTP1{rt: transport, h1: h1}
+		closeIdle = func() {
+			transport.CloseIdleConnections()
+			h1.CloseIdleConnections()
+		}
+	}
 	own, read := ownFields(mw), mw.RequestHeaders()
 	proxy := &httputil.ReverseProxy{
-		Transport: transport,
+		Transport: rt,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)
 			if cfg.PreserveHost {
@@ -81,6 +107,13 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 			}
 			forward(pr, mw)
 			dropOtherSpellings(pr.Out.Header, read)
+			if h2c {
+				// HTTP/2 carries no Upgrade (RFC 9113 §8.2.2): the upstream
+				// gets the request as an HTTP/1.1 server ignoring the
+				// Upgrade would answer it (RFC 9110 §7.8).
+				pr.Out.Header.Del("Connection")
+				pr.Out.Header.Del("Upgrade")
+			}
 		},
 		// An upstream may answer a body that broke off (its handler read an
 		// early EOF); the client's failure decides the answer then too.
@@ -135,6 +168,7 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 				// The proxy refused to switch to the protocol the client
 				// named: the request's fault, not the upstream's, which was
 				// not asked.
+				markUnsent(w)
 				writeJSONProblem(w, http.StatusBadRequest, "Bad Request",
 					"The Upgrade header names a protocol that is not printable ASCII.")
 				return
@@ -174,7 +208,27 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 		proxy.ServeHTTP(sw, r)
 		// The upstream's trailers, which the proxy copied as they came.
 		sw.dropOwn(w.Header(), http.TrailerPrefix)
-	}), transport.CloseIdleConnections, nil
+	}), closeIdle, nil
+}
+
+// upgradesOverHTTP1 is the transport to an https upstream: a request
+// switching protocols (one with an Upgrade field: httputil.ReverseProxy
+// forwards the field only then) goes over h1, a transport speaking
+// HTTP/1.1 alone, the others over rt. HTTP/2 has no Upgrade (RFC 9113
+// §8.2.2), and net/http's HTTP/2 transport refuses such a request unsent;
+// net/http keeps a WebSocket's on HTTP/1.1 itself, but not another
+// protocol's, which an upstream negotiating h2 would never be asked. Over
+// HTTP/1.1 the upstream switches, or answers the request ignoring the
+// Upgrade (RFC 9110 §7.8), as an http:// upstream does.
+type upgradesOverHTTP1 struct {
+	rt, h1 http.RoundTripper
+}
+
+func (t upgradesOverHTTP1) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Upgrade") != "" {
+		return t.h1.RoundTrip(r)
+	}
+	return t.rt.RoundTrip(r)
 }
 
 // invalidUpgrade reports whether h asks to switch protocols (Connection
@@ -491,17 +545,36 @@ func ownFields(mw limitsInFront) []string {
 // (502, 504, and 400 or 408 for a body that failed). The monitor still
 // counts their status as the upstream's outcome.
 func markOwn(w http.ResponseWriter) {
+	if sw := statusWriterOf(w); sw != nil {
+		sw.own = true
+	}
+}
+
+// markUnsent marks the answer w is about to write as sluice's own to a
+// request the proxy refused without sending it (an Upgrade that is not
+// printable ASCII): no outcome of the upstream's, which was not asked. The
+// monitor ends the request with status 0 (statusWriter.upstreamStatus),
+// counting neither its status nor its latency; for CORS and for a gRPC
+// call it is one of sluice's own answers.
+func markUnsent(w http.ResponseWriter) {
+	if sw := statusWriterOf(w); sw != nil {
+		sw.own, sw.upstream = true, false
+	}
+}
+
+// statusWriterOf returns the statusWriter beneath w, or nil.
+func statusWriterOf(w http.ResponseWriter) *statusWriter {
 	for w != nil {
 		if sw, ok := w.(*statusWriter); ok {
-			sw.own = true
-			return
+			return sw
 		}
 		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
 		if !ok {
-			return
+			return nil
 		}
 		w = u.Unwrap()
 	}
+	return nil
 }
 
 // abortAnswer ends the handling of r, whose client left before the
