@@ -9,6 +9,9 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/sluice-dev/sluice/internal/phpname"
+	"github.com/sluice-dev/sluice/internal/querypair"
 )
 
 // MaxKeyBody is the most bytes of a request's body read for a rule's key
@@ -178,16 +181,16 @@ type replayedBody struct {
 // field from either (Go and Rails the body first, Spring the query first),
 // ASP.NET Core by its name in any case, and PHP (so Laravel) under the
 // name it gives the field ("user.email" is user_email there): so a field
-// is matched by name in any case or as PHP names it (see sameName), in
-// both. Its value is read without the whitespace around it, which
-// Laravel, Devise and Django drop (see trimValue). A field given more
-// than once (in one or both, under one casing or several, or under names
-// PHP reads as one) with values that differ (but for case) is
-// ambiguous: upstreams read different ones (Go the first, Django, Rails
+// is matched by name in any case or as PHP names it (see
+// querypair.SameName), in both. Its value is read without the whitespace
+// around it, which Laravel, Devise and Django drop (see trimValue). A
+// field given more than once (in one or both, under one casing or several,
+// or under names PHP reads as one) with values that differ (but for case)
+// is ambiguous: upstreams read different ones (Go the first, Django, Rails
 // and PHP the last), so that no value of it is the one the upstream acts
 // on. So is the field of a form body that could not be read (see
 // readForm), or of a pair url.ParseQuery refuses but another upstream
-// reads (see pairValue): the field may be there, read by the upstream.
+// reads (see querypair): the field may be there, read by the upstream.
 // The field of a body with a content coding is read both as sent and
 // decoded, as upstreams read it one way or the other (see eitherReading),
 // and that of any body both as a form and as JSON, as Rails' params and
@@ -320,26 +323,26 @@ func (fv *fieldValues) add(v string) {
 
 // addPairs adds the values of the pairs of raw, a query string or an
 // application/x-www-form-urlencoded body, named name in any case or as PHP
-// names them (see sameName), decoded as url.ParseQuery decodes them,
-// however many (url.ParseQuery refuses more than 10,000). It reports false
-// when a pair url.ParseQuery refuses may be one of them to another
-// upstream (see pairValue).
+// names them, decoded as url.ParseQuery decodes them, however many
+// (url.ParseQuery refuses more than 10,000). It reports false when a pair
+// url.ParseQuery refuses may be one of them to another upstream (see
+// querypair.Values).
 func (fv *fieldValues) addPairs(raw, name string) bool {
-	return QueryValues(raw, name, fv.add)
+	return querypair.Values(raw, name, fv.add)
 }
 
 // addFields adds the values of the fields of vs named name, in any case or
-// as PHP names them (see sameName). A field Rack 2 alone reads as name
-// (see rack2Named) makes the field ambiguous.
+// as PHP names them (see querypair.SameName). A field Rack 2 alone reads
+// as name (see querypair.Rack2Named) makes the field ambiguous.
 func (fv *fieldValues) addFields(vs url.Values, name string) {
-	pn := phpVarOf(name)
+	pn := phpname.Of(name)
 	for k, kvs := range vs {
 		switch {
-		case sameVar(k, name, pn):
+		case querypair.SameName(k, name, pn):
 			for _, v := range kvs {
 				fv.add(v)
 			}
-		case rack2Named(k, name):
+		case querypair.Rack2Named(k, name):
 			fv.ambiguous = true
 		}
 	}

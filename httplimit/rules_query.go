@@ -3,34 +3,34 @@ package httplimit
 import (
 	"net/http"
 	"net/textproto"
-	"net/url"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/sluice-dev/sluice/internal/phpname"
+	"github.com/sluice-dev/sluice/internal/querypair"
 )
 
 // queryValue returns the first value of the query parameter name in the
 // raw query, decoded as url.ParseQuery would give it and without the
 // whitespace around it (see trimValue); "" when absent. The parameter is
-// found by its name in any case and as PHP names it (see sameName), as
-// formValue finds a field. It splits on "&" (see QueryValues), however
-// many pairs, and allocates only to decode a pair that has escapes. A
-// parameter given more than once with values that differ is ambiguous:
-// upstreams read different ones (Go the first, Django and Rails the last).
-// So is a pair url.ParseQuery refuses that another upstream may read as
-// the parameter (see pairValue: "tenant=acme;v=1" is tenant acme to Rack
-// 2), as formValue takes one: Go reads none of its value. A "#" ends the
-// query, as nginx ($args), PHP, Express, Puma and gunicorn read the
-// target of a client that sent one, though Go's server keeps it in the
-// query: "tenant=acme#1" is tenant acme, whose count it spends; a pair
-// past the "#" and an "&" that names the parameter, which Go alone reads,
-// makes it ambiguous.
+// found by its name in any case and as PHP names it (see
+// querypair.SameName), as formValue finds a field. It splits on "&" (see
+// querypair.Values), however many pairs, and allocates only to decode a
+// pair that has escapes. A parameter given more than once with values
+// that differ is ambiguous: upstreams read different ones (Go the first,
+// Django and Rails the last). So is a pair url.ParseQuery refuses that
+// another upstream may read as the parameter (see querypair:
+// "tenant=acme;v=1" is tenant acme to Rack 2), as formValue takes one: Go
+// reads none of its value. A "#" ends the query, as nginx ($args), PHP,
+// Express, Puma and gunicorn read the target of a client that sent one,
+// though Go's server keeps it in the query: "tenant=acme#1" is tenant
+// acme, whose count it spends; a pair past the "#" and an "&" that names
+// the parameter, which Go alone reads, makes it ambiguous.
 func queryValue(raw, name string) (first string, ambiguous bool) {
 	raw, fragment, _ := strings.Cut(raw, "#")
 	found := false
-	read := QueryValues(raw, name, func(v string) {
+	read := querypair.Values(raw, name, func(v string) {
 		switch v = trimValue(v); {
 		case !found:
 			first, found = v, true
@@ -38,147 +38,10 @@ func queryValue(raw, name string) (first string, ambiguous bool) {
 			ambiguous = true
 		}
 	})
-	if _, goOnly, _ := strings.Cut(fragment, "&"); !QueryValues(goOnly, name, func(string) { ambiguous = true }) {
+	if _, goOnly, _ := strings.Cut(fragment, "&"); !querypair.Values(goOnly, name, func(string) { ambiguous = true }) {
 		ambiguous = true
 	}
 	return first, ambiguous || !read
-}
-
-// QueryValues calls add with the value of each pair of the query string
-// raw named name, in order: found by its name in any case and as PHP
-// names it ("_METHOD", ".method" and " _method" are _method, as Symfony's
-// $_GET and ASP.NET Core read one), decoded as url.ParseQuery decodes it,
-// not trimmed. It splits raw on "&" however many pairs it has, where
-// url.ParseQuery returns none of a query of more than 10,000, and reads
-// all of raw, a "#" too. It stops and returns false at a pair
-// url.ParseQuery refuses that another upstream may read as name (a ";",
-// an escape that does not decode, a name Rack 2 alone reads as name: see
-// pairValue); true when every pair of the name was read. It keeps no
-// reference to add, and allocates only to decode a pair that has escapes.
-func QueryValues(raw, name string, add func(v string)) bool {
-	pn := phpVarOf(name)
-	for raw != "" {
-		var pair string
-		pair, raw, _ = strings.Cut(raw, "&")
-		switch v, named, ok := pairValue(pair, name, pn); {
-		case named && !ok:
-			return false
-		case named:
-			add(v)
-		}
-	}
-	return true
-}
-
-// pairValue reads one pair ("k=v") of a query string or form body as
-// url.ParseQuery reads it: named reports that it is the field name (pn
-// being phpVarOf(name)), v is its value, decoded. A pair url.ParseQuery
-// refuses (one with a semicolon, or an escape that does not decode) is
-// not ok, and named when an upstream that reads it anyway may take it for
-// the field: PHP, Django and Express keep an escape that does not decode
-// as it is, and Rack 2 splits a query on ";" too. So is a pair Rack 2
-// alone reads as the field, by the brackets it strips (see rack2Named). It
-// allocates only to decode a pair that has escapes.
-func pairValue(pair, name string, pn phpVar) (v string, named, ok bool) {
-	if strings.Contains(pair, ";") {
-		return "", semicolonNamed(pair, name, pn), false
-	}
-	if pair == "" {
-		return "", false, true
-	}
-	k, v, _ := strings.Cut(pair, "=")
-	k, ok = unescapeQuery(k)
-	if !sameVar(k, name, pn) {
-		if rack2Named(k, name) {
-			return "", true, false
-		}
-		return "", false, ok
-	}
-	if !ok {
-		return "", true, false
-	}
-	if v, ok = unescapeQuery(v); !ok {
-		return "", true, false
-	}
-	return v, true, true
-}
-
-// semicolonNamed reports whether a pair with a semicolon names the field
-// name (pn being phpVarOf(name)) in one of its parts split on ";", as
-// Rack 2 reads a query.
-func semicolonNamed(pair, name string, pn phpVar) bool {
-	for pair != "" {
-		var part string
-		part, pair, _ = strings.Cut(pair, ";")
-		k, _, _ := strings.Cut(part, "=")
-		if k, _ = unescapeQuery(k); sameVar(k, name, pn) || rack2Named(k, name) {
-			return true
-		}
-	}
-	return false
-}
-
-// rack2Named reports whether Rack 2 (and Rails 7.1 to 8.0 on it) reads a
-// field sent as k, which is not name, as name: Rack 2's normalize_params
-// drops the '[' and ']' before each segment of a name and the ']' after
-// it, so "[email]", "email]" and "]email" are email, and "[user][email]",
-// "user][email]" and "user[[email]]" are user[email]. Rack 3 and other
-// upstreams read k as a name of its own. Segments are matched in any
-// case, as sameName matches a name. It allocates nothing.
-func rack2Named(k, name string) bool {
-	if !strings.ContainsAny(k, "[]") {
-		return false
-	}
-	for {
-		ks, kAfter, kOK := rack2Segment(k)
-		ns, nAfter, nOK := rack2Segment(name)
-		if !kOK || !nOK || !strings.EqualFold(ks, ns) {
-			return false
-		}
-		if kAfter == "" || nAfter == "" {
-			return kAfter == nAfter
-		}
-		k, name = kAfter, nAfter
-	}
-}
-
-// rack2Segment returns the first segment of a field's name s as Rack 2's
-// normalize_params reads it (\A[\[\]]*([^\[\]]+)\]*), and what follows it.
-// It reports false when s has no segment, or when what follows makes the
-// field no member of a hash of the segment: "[", which Rack 2 reads as
-// part of the whole name, or "[]", an array.
-func rack2Segment(s string) (seg, after string, ok bool) {
-	i := 0
-	for i < len(s) && (s[i] == '[' || s[i] == ']') {
-		i++
-	}
-	j := i
-	for j < len(s) && s[j] != '[' && s[j] != ']' {
-		j++
-	}
-	seg = s[i:j]
-	for j < len(s) && s[j] == ']' {
-		j++
-	}
-	after = s[j:]
-	if seg == "" || after == "[" || strings.HasPrefix(after, "[]") {
-		return "", "", false
-	}
-	return seg, after, true
-}
-
-// unescapeQuery returns s decoded as url.QueryUnescape decodes it, or s as
-// it is and false when it does not decode. It allocates only when s has
-// escapes.
-func unescapeQuery(s string) (string, bool) {
-	if !strings.ContainsAny(s, "%+") {
-		return s, true
-	}
-	u, err := url.QueryUnescape(s)
-	if err != nil {
-		return s, false
-	}
-	return u, true
 }
 
 // cookieValue returns the value of the first cookie named name of the
@@ -187,19 +50,19 @@ func unescapeQuery(s string) (string, bool) {
 // with its escapes decoded (see cookieDecoded); "" when there is none. A
 // cookie is found by its name in any case, as ASP.NET Core's
 // Request.Cookies finds one, and as PHP's $_COOKIE names one (see
-// sameName). Cookies of the name with values that differ are ambiguous:
-// upstreams read different ones (Go and PHP the first, Django the last);
-// so is a value whose escapes upstreams decode differently. It allocates
-// only to decode a value with escapes.
+// querypair.SameName). Cookies of the name with values that differ are
+// ambiguous: upstreams read different ones (Go and PHP the first, Django
+// the last); so is a value whose escapes upstreams decode differently. It
+// allocates only to decode a value with escapes.
 func cookieValue(h http.Header, name string) (first string, ambiguous bool) {
-	pn := phpVarOf(name)
+	pn := phpname.Of(name)
 	found := false
 	for _, line := range h["Cookie"] {
 		for line != "" {
 			var part string
 			part, line, _ = strings.Cut(line, ";")
 			k, v, _ := strings.Cut(part, "=")
-			if !sameVar(textproto.TrimString(k), name, pn) {
+			if !querypair.SameName(textproto.TrimString(k), name, pn) {
 				continue
 			}
 			v = trimValue(v)
@@ -293,35 +156,6 @@ func hexValue(c byte) byte {
 	}
 	return c - 'a' + 10
 }
-
-// sameName reports whether a field, parameter or cookie sent as k is the
-// one a key names name (pn being phpName(name)): k is name in any case, as
-// ASP.NET Core reads one, or PHP names k as it names name (in any case
-// too), as $_REQUEST, $_COOKIE and Laravel's input() read one. It
-// allocates nothing.
-func sameName(k, name, pn string) bool {
-	return sameVar(k, name, phpVarOf(pn))
-}
-
-// sameVar is sameName with name's PHP name given as phpVarOf(name), which
-// a key reads once per request without building it.
-func sameVar(k, name string, pn phpVar) bool {
-	return strings.EqualFold(k, name) || !pn.Dropped() && phpVarOf(k).EqualFold(pn)
-}
-
-// phpName returns the name PHP gives a request variable sent as k, its key
-// in $_GET, $_POST, $_COOKIE and $_REQUEST (see phpname.Of); "" when PHP
-// drops the variable. It allocates only when it renames.
-func phpName(k string) string {
-	return phpname.Of(k).String()
-}
-
-// phpVar is a request variable's name as PHP names it, read without
-// building that name.
-type phpVar = phpname.Name
-
-// phpVarOf returns k as PHP names it.
-func phpVarOf(k string) phpVar { return phpname.Of(k) }
 
 // trimValue returns v without the characters around it that an upstream
 // drops from a field's value before reading it, so that " alice" and

@@ -4,28 +4,34 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/sluice-dev/sluice/internal/phpname"
+	"github.com/sluice-dev/sluice/internal/querypair"
 )
 
-// FuzzQueryValue holds queryValue to url.ParseQuery: the value, decoded and
-// trimmed, of the parameters named name in any case or as PHP names them,
-// or "" when there is none, and ambiguous when they have values that
-// differ or a pair url.ParseQuery refuses may be one of them to another
-// upstream (see pairValue).
+// FuzzQueryValue holds queryValue to url.ParseQuery of the query before a
+// "#": the value, decoded and trimmed, of the parameters named name in any
+// case or as PHP names them, or "" when there is none, and ambiguous when
+// they have values that differ, a pair url.ParseQuery refuses may be one
+// of them to another upstream (see querypair.Values), or a pair past the
+// "#" and an "&", which Go alone reads, is one of them.
 func FuzzQueryValue(f *testing.F) {
 	for _, s := range [][2]string{
 		{"tenant=acme&page=2", "tenant"}, {"a=1&a=2", "a"}, {"t%65nant=x%20y", "tenant"}, {"k=a+b", "k"},
 		{"k=%zz&k=ok", "k"}, {"k;x=1&k=2", "k"}, {"&&k=&k=3", "k"}, {"=v&k", "k"},
 		{"TENANT=acme&Tenant=acme%20", "tenant"}, {"ten.ant=a&ten_ant=b", "ten_ant"}, {"+k=%09v", "k"},
-		{"=&=0", ""}, {"&=0", ""},
+		{"=&=0", ""}, {"&=0", ""}, {"k=a#b", "k"}, {"#&=", ""}, {"v=1#x&k=2", "k"},
 	} {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, raw, name string) {
 		var want string
 		found, differ := false, false
-		vs, _ := url.ParseQuery(raw)
+		query, fragment, _ := strings.Cut(raw, "#")
+		_, goOnly, _ := strings.Cut(fragment, "&")
+		vs, _ := url.ParseQuery(query)
 		for k, kvs := range vs {
-			if !sameName(k, name, phpName(name)) {
+			if !querypair.SameName(k, name, phpname.Of(name)) {
 				continue
 			}
 			for _, v := range kvs {
@@ -35,8 +41,12 @@ func FuzzQueryValue(f *testing.F) {
 				differ = differ || v != want
 			}
 		}
-		for pair := range strings.SplitSeq(raw, "&") {
-			if _, named, ok := pairValue(pair, name, phpVarOf(name)); named && !ok {
+		gs, _ := url.ParseQuery(goOnly)
+		for k := range gs {
+			differ = differ || querypair.SameName(k, name, phpname.Of(name))
+		}
+		for _, s := range []string{query, goOnly} {
+			if !querypair.Values(s, name, func(string) {}) {
 				differ = true
 			}
 		}

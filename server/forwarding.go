@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/querypair"
 )
 
 // clientJudge says who a request's peer and client are, as the middleware
@@ -186,14 +186,13 @@ func (o *overrides) add(v string) {
 }
 
 // addQuery adds the methods that the methodParam parameters of the query
-// string raw name, read as httplimit.QueryValues reads them: however many
+// string raw name, read as querypair.Values reads them: however many
 // pairs raw has (url.ParseQuery reads none of more than 10,000, PHP all
 // of them). A pair url.ParseQuery refuses that another upstream may read
-// as methodParam (a ";", an escape that does
-// not decode, as PHP keeps one), whose method sluice cannot tell: named
-// refuses it.
+// as methodParam (a ";", an escape that does not decode, as PHP keeps
+// one), whose method sluice cannot tell: named refuses it.
 func (o *overrides) addQuery(raw string) {
-	if !httplimit.QueryValues(raw, methodParam, o.add) {
+	if !querypair.Values(raw, methodParam, o.add) {
 		o.unread = true
 	}
 }
