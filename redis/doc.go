@@ -534,7 +534,9 @@
 // they end: at most MaxUnits per key and limit per instance (see
 // Guarded.Reset). A Reset announces itself on the stream before it resets:
 // one whose announcement Redis does not take fails, having forgotten
-// nothing, and one whose confirmation Redis does not take after the reset
+// nothing — unless Redis refused it for want of memory and the store
+// leases none of the limits reset, which then resets without it (an
+// operator freeing a client on a full Redis) — and one whose confirmation Redis does not take after the reset
 // ends the others' leases of the key all the same, every one they hold
 // once the confirmation is overdue (the larger of their Timeout and 100
 // ms, plus 100 ms, after they read the announcement), a lease taken since

@@ -44,17 +44,27 @@ var loadResetScript = onceScript("reset.lua")
 // at that time, so that every lease taken since is stamped after it, as on
 // the memory store. Before that run, it appends to the
 // stream sluice:resets an announcement of the reset of every leasable
-// limit (if Redis does not take it, nothing is reset), and after it a
-// confirmation with the reset's time on Redis's clock, on which the
-// instances of Open's store end their leases of them taken at or before
-// it (see Guarded.Reset); a lease taken after it, from the fresh state,
-// is kept. Should Redis not take the confirmation, the reset stands and
-// the instances end every lease of those limits they hold once its
-// confirmation is overdue. A lease's units that its instance still holds
-// may be spent after the reset until it reads the notice, on top of what
-// the fresh state admits.
+// limit, and after it a confirmation with the reset's time on Redis's
+// clock, on which the instances of Open's store end their leases of them
+// taken at or before it (see Guarded.Reset); a lease taken after it, from
+// the fresh state, is kept. Should Redis not take the confirmation, the
+// reset stands and the instances end every lease of those limits they
+// hold once its confirmation is overdue. A lease's units that its
+// instance still holds may be spent after the reset until it reads the
+// notice, on top of what the fresh state admits.
+//
+// Should Redis not take the announcement, nothing is reset, unless Redis
+// refused it for want of memory (full under maxmemory-policy noeviction):
+// the reset then runs all the same, its first write a deletion, which a
+// full Redis lets through, and frees the client. Instances that lease
+// those limits from the same Redis learn of it only from its
+// confirmation, should Redis have room for it by then; else they may
+// spend the leases they took before it until those end, on top of what
+// the fresh state admits (at most LeaseOptions.MaxUnits per key and limit
+// per instance). A Guarded that leases one of the limits does not reset
+// them so (see Guarded.Reset).
 func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (int, error) {
-	n, _, err := s.reset(ctx, key, limits)
+	n, _, err := s.reset(ctx, key, limits, false)
 	return n, err
 }
 
@@ -64,8 +74,11 @@ func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (i
 // the fresh state. After the reset it appends to resetStream the notice
 // that it ran, at that time; if Redis does not take that one, the reset
 // stands and the instances end every lease of the limits once the
-// announcement has gone unconfirmed for a while (see readResets).
-func (s *Store) reset(ctx context.Context, key string, limits []sluice.Limit) (int, int64, error) {
+// announcement has gone unconfirmed for a while (see readResets). leases
+// says whether the caller leases one of the limits: if so, a reset whose
+// announcement Redis does not take fails, having reset nothing; if not,
+// one that Redis refused for want of memory runs without it.
+func (s *Store) reset(ctx context.Context, key string, limits []sluice.Limit, leases bool) (int, int64, error) {
 	if len(limits) == 0 {
 		return 0, 0, nil
 	}
@@ -84,7 +97,7 @@ func (s *Store) reset(ctx context.Context, key string, limits []sluice.Limit) (i
 	defer cancel()
 	notice := leasableNotice(key, limits)
 	if notice != nil {
-		if err := s.announceReset(ctx, notice); err != nil {
+		if err := s.announceReset(ctx, notice); err != nil && (leases || !isOutOfMemory(err)) {
 			return 0, 0, s.fail("reset notice", err)
 		}
 	}
@@ -124,7 +137,8 @@ func (s *Store) reset(ctx context.Context, key string, limits []sluice.Limit) (i
 	}
 	if notice != nil {
 		// The reset stands whether or not Redis takes the confirmation:
-		// without it, the announcement ends the leases (see readResets).
+		// without it, the announcement ends the leases (see readResets),
+		// if Redis took that.
 		_ = s.confirmReset(ctx, notice, at)
 	}
 	return total, at, nil
@@ -206,6 +220,12 @@ func resetLife(l sluice.Limit) int64 {
 // fresh state admits: at most LeaseOptions.MaxUnits per key and limit per
 // instance.
 //
+// On a Redis full under maxmemory-policy noeviction, a reset of limits
+// this store leases (Options.Lease) fails, having reset nothing: Redis
+// refuses its announcement, without which the other instances could spend
+// the leases they took before the reset until those end. One of limits it
+// does not lease runs without the announcement, as Store.Reset does.
+//
 // An error wraps sluice.ErrStoreUnavailable: Redis could not be reached,
 // or did not answer, and the reset may or may not have run there. The
 // local fallback and the failover then forget nothing — a fallback
@@ -242,7 +262,20 @@ func (g *Guarded) resetRedis(ctx context.Context, key string, limits []sluice.Li
 	if err != nil {
 		return 0, 0, fmt.Errorf("reset: %w", err)
 	}
-	return s.reset(ctx, key, limits)
+	return s.reset(ctx, key, limits, g.leasesAny(limits))
+}
+
+// leasesAny reports whether g leases the quota of one of limits.
+func (g *Guarded) leasesAny(limits []sluice.Limit) bool {
+	if g.leased == nil {
+		return false
+	}
+	for _, l := range limits {
+		if resetLife(l) > 0 && g.leased.opts.modeOf(l.ID()) == LeaseAuto {
+			return true
+		}
+	}
+	return false
 }
 
 // limitIDs returns the IDs of limits.

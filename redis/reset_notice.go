@@ -26,7 +26,8 @@ const resetStreamLen = 10000
 // no ","). A Reset appends two: before its reset, the announcement, whose
 // stream ID id then records; after it, the confirmation, which also holds
 // the shared state's time of the reset ("t", µs since sluice.Epoch) and
-// the announcement's ID ("a").
+// the announcement's ID ("a"; "" when a store that leases none of the
+// limits reset them without it, Redis being full).
 type resetNotice struct {
 	key  string
 	ids  []string
@@ -51,7 +52,8 @@ func leasableNotice(key string, limits []sluice.Limit) *resetNotice {
 }
 
 // announceReset appends to resetStream the announcement that n's states
-// are about to be reset and records its ID in n.
+// are about to be reset and records its ID in n ("" when Redis did not
+// take it).
 func (s *Store) announceReset(ctx context.Context, n *resetNotice) error {
 	id, err := s.appendNotice(ctx, n, "k", n.key, "l", strings.Join(n.ids, ","))
 	n.id = id
@@ -84,6 +86,14 @@ func (s *Store) appendNotice(ctx context.Context, n *resetNotice, fv ...string) 
 		}
 	}
 	return rs[0].ToString()
+}
+
+// isOutOfMemory reports whether err is Redis's OOM reply: Redis is full
+// under maxmemory-policy noeviction and refuses the write asked, having
+// written nothing.
+func isOutOfMemory(err error) bool {
+	e, ok := rueidis.IsRedisErr(err)
+	return ok && strings.HasPrefix(e.Error(), "OOM ")
 }
 
 // announced is an announcement read without its confirmation: its

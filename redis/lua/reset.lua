@@ -1,6 +1,7 @@
--- reset.lua: forgets states (Store.Reset). Each state key is deleted, and
--- its reset key records when, so that the receipts and leases the state
--- held, which the fresh state never counted, are neither refunded
+-- reset.lua: forgets states (Store.Reset). Each state key is deleted (a
+-- DEL even of a key gone), and its reset key records when, so that the
+-- receipts and leases the state held, which the fresh state never
+-- counted, are neither refunded
 -- (refund_charge.lua) nor given back (lease.lua, release.lua) into the
 -- one the key builds since: nothing taken at or before a reset is. The
 -- reset's time is no earlier than any time the deleted state counted, as
@@ -18,6 +19,12 @@
 -- would have, and at least as long as such a refund or give-back could
 -- still change a state (ARGV), unless it already lives longer; the book
 -- with no lease lives as long as the reset key.
+--
+-- This script has no shebang line: Redis full under noeviction refuses a
+-- run at its first write only if that write may take memory (see
+-- release.lua), and lets the writes after it through. Its first write is
+-- the first key's DEL, sent whether or not the key holds a state, so that
+-- a reset goes through on a full Redis, and frees memory there.
 --
 -- KEYS[i]      the state key of limit i, i ≤ n = #KEYS / 2
 -- KEYS[n+i]    its reset key, in the same slot
@@ -73,8 +80,8 @@ for i = 1, n do
     if latest then
       at = math.max(at, latest)
     end
-    redis.call('DEL', KEYS[i])
   end
+  redis.call('DEL', KEYS[i])
   local least = tonumber(ARGV[1 + i])
   if least > 0 then
     local before = redis.call('GET', KEYS[n + i])
