@@ -37,6 +37,45 @@ func TestRulesMergingOneMappingManyTimesAreRefused(t *testing.T) {
 	}
 }
 
+// nestedAliases is a rules file of n descriptors (&a0), n descriptors
+// each aliasing that list (&a1), and n descriptors each aliasing &a1:
+// about 150n bytes, whose expansion holds n³ leaf descriptors with a rate
+// limit.
+func nestedAliases(n int) string {
+	var b strings.Builder
+	b.WriteString("domain: api\ndescriptors:\n  - key: k0\n    descriptors: &a0\n")
+	for i := range n {
+		fmt.Fprintf(&b, "      - {key: c%d, rate_limit: {unit: second, requests_per_unit: 5}}\n", i)
+	}
+	b.WriteString("  - key: k1\n    descriptors: &a1\n")
+	for i := range n {
+		fmt.Fprintf(&b, "      - {key: d%d, descriptors: *a0}\n", i)
+	}
+	b.WriteString("  - key: k2\n    descriptors:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "      - {key: e%d, descriptors: *a1}\n", i)
+	}
+	return b.String()
+}
+
+// An alias copies everything it stands for, aliases within included: a
+// 5.8 KB file of aliases of aliases (40 × 40 × 40 descriptors, ~600,000
+// nodes once expanded, of 780 written) is refused by gopkg.in/yaml.v2, which
+// envoyproxy/ratelimit reads it with ("document contains excessive
+// aliasing"), and so by the service, rather than loaded (and walked on
+// every load and reload) as 64,000 descriptors. A file of 10 × 10 × 10,
+// within yaml.v2's bound, loads.
+func TestRulesWhoseAliasesOfAliasesCopyTooMuchAreRefused(t *testing.T) {
+	_, err := envoy.LoadRules("rules.yaml", []byte(nestedAliases(40)))
+	want := "rules.yaml:93:32: descriptors[2].descriptors[4].descriptors: the document's aliases and merge keys copy more than 77220 values by here"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("got %v, want %s…", err, want)
+	}
+	if _, err := envoy.LoadRules("rules.yaml", []byte(nestedAliases(10))); err != nil {
+		t.Errorf("a file of 10 × 10 × 10 descriptors: %v", err)
+	}
+}
+
 // A rules file of nearly 4 MiB whose every descriptor merges a shared
 // mapping and aliases a shared rate_limit, as envoyproxy/ratelimit loads
 // it, loads: the bound on what merge keys and aliases copy grows with the

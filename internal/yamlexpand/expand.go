@@ -63,10 +63,15 @@ type Expander struct {
 	opts Options
 	// done maps each node expanded to its expansion; sizes holds the node
 	// count of each expansion, aliases expanded; written maps each
-	// expansion back to the node of the document it expands.
+	// expansion back to the node of the document it expands; decodes
+	// holds, for each node of the document expanded, the nodes yaml.v2
+	// decodes for it (see decodeCount).
 	done    map[*yaml.Node]*yaml.Node
 	sizes   map[*yaml.Node]int
 	written map[*yaml.Node]*yaml.Node
+	decodes map[*yaml.Node]int
+	// built holds the mappings that overlay built.
+	built map[*yaml.Node]bool
 	// open holds the nodes being expanded: an alias of one of them is an
 	// alias of a node that contains it.
 	open map[*yaml.Node]bool
@@ -80,7 +85,8 @@ type Expander struct {
 // New returns an Expander for one document.
 func New(opts Options) *Expander {
 	return &Expander{opts: opts, done: map[*yaml.Node]*yaml.Node{}, sizes: map[*yaml.Node]int{},
-		written: map[*yaml.Node]*yaml.Node{}, open: map[*yaml.Node]bool{}}
+		written: map[*yaml.Node]*yaml.Node{}, decodes: map[*yaml.Node]int{},
+		built: map[*yaml.Node]bool{}, open: map[*yaml.Node]bool{}}
 }
 
 // Expand returns doc with its aliases and merge keys expanded, and true;
@@ -88,12 +94,20 @@ func New(opts Options) *Expander {
 // expansion shares the nodes that hold no alias and no merge key with it,
 // and copies the others.
 //
-// The work of the expansion is bounded by the size of doc as written, as
-// gopkg.in/yaml.v2 bounds the decoding its aliases cause ("document
-// contains excessive aliasing"): an alias copies its anchor's value, a
-// merge key the value of each key it sets, and a mapping of a key that
-// Options.Overlaid names, written over another, each key of both; a
-// document of n nodes may copy CopyBudget(n) values.
+// The work of the expansion, and of reading it, is bounded by the size of
+// doc as written, as gopkg.in/yaml.v2 bounds the decoding its aliases
+// cause ("document contains excessive aliasing"). As yaml.v2 counts them,
+// the nodes of doc are those it decodes: every node but a merge key and
+// the list written after one. An alias copies every node yaml.v2 decodes
+// for its anchor's value: the value's nodes, each alias within counted as
+// one node and the nodes it copies, so that an alias of a list of aliases
+// of lists copies all the lists; a merge key copies, for each mapping it
+// names, what an alias of it copies, and for each mapping written in its
+// list, the keys it sets; and a mapping of a key that Options.Overlaid
+// names, written over a mapping that such overlays built, copies the keys
+// of the one built (those of any other mapping are counted where it is
+// written or copied). A document of n nodes may copy CopyBudget(n)
+// values.
 func (x *Expander) Expand(doc *yaml.Node) (*yaml.Node, bool) {
 	x.size = written(doc)
 	x.budget = CopyBudget(x.size)
@@ -141,14 +155,41 @@ func aliasShare(total float64) float64 {
 	return 0.99 - 0.89*(total-low)/(high-low)
 }
 
-// written returns the number of nodes of n as written, aliases counted
-// once each and not followed.
-func written(n *yaml.Node) int {
-	count := 1
-	for _, c := range n.Content {
-		count += written(c)
+// written returns the number of nodes of n as written that yaml.v2
+// decodes (see Expander.Expand), aliases counted once each and not
+// followed.
+func written(n *yaml.Node) int { return 1 + decoded(n, written) }
+
+// decoded returns the sum of count over the nodes of n's content that
+// yaml.v2 decodes when it decodes n: all of them, but for a merge key
+// only the value after it, and for a list written there only its items.
+func decoded(n *yaml.Node, count func(*yaml.Node) int) int {
+	sum := 0
+	for i := 0; i < len(n.Content); i++ {
+		c := n.Content[i]
+		if n.Kind != yaml.MappingNode || i%2 == 1 || i+1 == len(n.Content) || !IsMergeKey(c) {
+			sum += count(c)
+			continue
+		}
+		i++
+		if v := n.Content[i]; v.Kind == yaml.SequenceNode {
+			for _, m := range v.Content {
+				sum += count(m)
+			}
+		} else {
+			sum += count(v)
+		}
 	}
-	return count
+	return sum
+}
+
+// decodeCount returns the nodes yaml.v2 decodes for the node n of the
+// document, already expanded: an alias is one node and its anchor's.
+func (x *Expander) decodeCount(n *yaml.Node) int {
+	if n.Kind == yaml.AliasNode {
+		return 1 + x.decodes[n.Alias]
+	}
+	return x.decodes[n]
 }
 
 // copied counts values copied at the node at, at path, and reports
@@ -187,21 +228,13 @@ func (x *Expander) node(n *yaml.Node, path string) *yaml.Node {
 		return n
 	}
 	if n.Kind == yaml.AliasNode {
-		switch {
-		case n.Alias == nil:
-			return x.fail(n, path, "alias *%s names no anchor", n.Value)
-		case x.open[n.Alias]:
-			return x.fail(n, path, "alias *%s is inside the node its anchor marks", n.Value)
-		case !x.copied(1, n, path):
-			return n
-		}
-		return x.node(n.Alias, path)
+		return x.alias(n, n, path)
 	}
 	if out, ok := x.done[n]; ok {
 		return out
 	}
 	if len(n.Content) == 0 {
-		x.done[n], x.sizes[n], x.written[n] = n, 1, n
+		x.done[n], x.sizes[n], x.written[n], x.decodes[n] = n, 1, n, 1
 		return n
 	}
 	x.open[n] = true
@@ -236,6 +269,24 @@ func (x *Expander) node(n *yaml.Node, path string) *yaml.Node {
 		out = &cp
 	}
 	x.done[n], x.sizes[out], x.written[out] = out, size, n
+	x.decodes[n] = 1 + decoded(n, x.decodeCount)
+	return out
+}
+
+// alias returns the expansion of the alias n, at path, and counts what it
+// copies (see Expander.Expand) at the node at: the alias itself, or the
+// merge key whose list names it.
+func (x *Expander) alias(n, at *yaml.Node, path string) *yaml.Node {
+	switch {
+	case n.Alias == nil:
+		return x.fail(n, path, "alias *%s names no anchor", n.Value)
+	case x.open[n.Alias]:
+		return x.fail(n, path, "alias *%s is inside the node its anchor marks", n.Value)
+	}
+	out := x.node(n.Alias, path)
+	if x.failed || !x.copied(x.decodes[n.Alias], at, path) {
+		return n
+	}
 	return out
 }
 
@@ -281,7 +332,16 @@ func (x *Expander) mapping(n *yaml.Node, path string) []*yaml.Node {
 		}
 		// The first of a list wins: merge the others first.
 		for j := len(sources) - 1; j >= 0; j-- {
-			m := x.node(sources[j], p)
+			// An alias copies the mapping it names as it copies any value;
+			// a mapping written here copies only the keys it sets.
+			var m *yaml.Node
+			copies := 0
+			if sources[j].Kind == yaml.AliasNode {
+				m = x.alias(sources[j], k, p)
+			} else {
+				m = x.node(sources[j], p)
+				copies = len(m.Content) / 2
+			}
 			if x.failed {
 				return nil
 			}
@@ -292,7 +352,7 @@ func (x *Expander) mapping(n *yaml.Node, path string) []*yaml.Node {
 			case m.Kind != yaml.MappingNode:
 				x.fail(sources[j], p, "want a mapping (or a list of mappings) to merge, got %s", yamlcheck.Describe(m))
 				return nil
-			case !x.copied(len(m.Content)/2, k, p):
+			case !x.copied(copies, k, p):
 				return nil
 			}
 			for c := 0; c+1 < len(m.Content); c += 2 {
@@ -317,7 +377,7 @@ func (x *Expander) overlay(k, old, v *yaml.Node, path string) *yaml.Node {
 	if old.Kind != yaml.MappingNode || v.Kind != yaml.MappingNode || !slices.Contains(x.opts.Overlaid, k.Value) {
 		return v
 	}
-	if !x.copied((len(old.Content)+len(v.Content))/2, k, yamlcheck.Join(path, k.Value)) {
+	if x.built[old] && !x.copied(len(old.Content)/2, k, yamlcheck.Join(path, k.Value)) {
 		return v
 	}
 	content := slices.Clone(old.Content)
@@ -341,7 +401,7 @@ func (x *Expander) overlay(k, old, v *yaml.Node, path string) *yaml.Node {
 	for _, c := range content {
 		size += x.sizes[c]
 	}
-	x.sizes[&out] = size
+	x.sizes[&out], x.built[&out] = size, true
 	return &out
 }
 
