@@ -100,7 +100,7 @@ func (d *decoder) degradation(n *yaml.Node, path string, g *Degradation) {
 			d.enterInOrder(g.Controller.Rules, enterAt, enterPath)
 		},
 		"classes": func(n *yaml.Node, path string) {
-			classOf := map[string]classed{} // route (routeOf) → the class listing it
+			classOf := map[string]classed{} // route (routes.Normal) → the class listing it
 			d.Mapping(n, path, map[string]field{
 				"expensive": func(n *yaml.Node, p string) { g.Expensive = d.patterns(n, p, "expensive", classOf) },
 				"critical":  func(n *yaml.Node, p string) { g.Critical = d.patterns(n, p, "critical", classOf) },

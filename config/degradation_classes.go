@@ -4,8 +4,6 @@ package config
 
 import (
 	"net/http"
-	"net/url"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -30,7 +28,7 @@ func (d *decoder) patterns(n *yaml.Node, path, class string, classOf map[string]
 		}
 		d.patternMethod(e, p, s)
 		d.patternHost(e, p, s)
-		route := routeOf(s)
+		route := routes.Normal(s)
 		if c, ok := classOf[route]; ok && c.class != class {
 			if c.pattern == s {
 				d.Errorf(e, p, "%q is in %s already", s, c.class)
@@ -57,34 +55,6 @@ func (d *decoder) patterns(n *yaml.Node, path, class string, classOf map[string]
 
 // classed is the class a route was first listed in, and as what pattern.
 type classed struct{ class, pattern string }
-
-// routeOf returns the requests the valid ServeMux pattern s matches, as
-// a string equal for two patterns exactly when they match the same
-// requests: its method, host (in lower case, without the root dot, as the
-// server's muxes match it) and path segments, each literal segment
-// unescaped as ServeMux reads it and each wildcard without its name.
-func routeOf(s string) string {
-	method, host, p := patternParts(routes.LowerHost(s))
-	var b strings.Builder
-	b.WriteString(method + " " + host)
-	for _, seg := range strings.Split(p, "/")[1:] {
-		b.WriteByte('/')
-		switch {
-		case seg == "{$}":
-			b.WriteString("{$}")
-		case strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "...}"):
-			b.WriteString("{...}")
-		case strings.HasPrefix(seg, "{"):
-			b.WriteString("{}")
-		default:
-			if u, err := url.PathUnescape(seg); err == nil {
-				seg = u
-			}
-			b.WriteString(url.PathEscape(seg))
-		}
-	}
-	return b.String()
-}
 
 // patternsConflict reports whether a ServeMux refuses b beside a (valid
 // patterns both): they match the same requests, or neither is more

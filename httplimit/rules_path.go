@@ -1,8 +1,6 @@
 package httplimit
 
 import (
-	"errors"
-	"fmt"
 	"net/url"
 	"strings"
 
@@ -28,85 +26,34 @@ type pathSeg struct {
 	dollar bool
 }
 
-// maxWildcards bounds the wildcards of one pattern.
-const maxWildcards = 8
+// maxWildcards bounds the wildcards of one pattern (routes.CheckPath).
+const maxWildcards = routes.MaxWildcards
 
-// parsePathPattern compiles s, reporting what is wrong with it in the terms
-// of ServeMux's syntax; a segment written as a glob is refused
-// (routes.GlobError).
+// parsePathPattern compiles s, refusing what routes.CheckPath refuses.
 func parsePathPattern(s string) (pathPattern, error) {
 	p := pathPattern{text: s}
-	if !strings.HasPrefix(s, "/") {
-		return p, errors.New(`a path pattern starts with "/" (methods and hosts have fields of their own)`)
-	}
-	if strings.ContainsAny(s, " \t") {
-		return p, errors.New("a path pattern has no spaces or tabs (ServeMux reads them as separating a method from the path)")
-	}
-	if err := routes.GlobError(s); err != nil {
+	if err := routes.CheckPath(s); err != nil {
 		return p, err
 	}
 	parts := strings.Split(s[1:], "/")
-	seen := map[string]bool{}
 	for i, part := range parts {
 		last := i == len(parts)-1
-		if !strings.Contains(part, "{") && !strings.Contains(part, "}") {
-			switch {
-			case last && part == "":
-				p.subtree = true
-			case part == "":
-				// ServeMux matches any segment there; a path is cleaned
-				// before matching, so no path has an empty one.
-				return p, errors.New(`a path pattern has no empty segment ("//")`)
-			}
+		name, wild := strings.CutPrefix(part, "{")
+		switch {
+		case !wild:
+			p.subtree = p.subtree || last && part == ""
 			// A literal is unescaped, as ServeMux reads it: "/a%2Fb" is
 			// the one segment "a/b".
 			p.segs = append(p.segs, pathSeg{lit: pathUnescape(part)})
-			continue
-		}
-		if !strings.HasPrefix(part, "{") || !strings.HasSuffix(part, "}") || strings.Count(part, "{") != 1 || strings.Count(part, "}") != 1 {
-			return p, fmt.Errorf("segment %q: a wildcard is a whole segment, {name}", part)
-		}
-		name := part[1 : len(part)-1]
-		if name == "$" {
-			if !last {
-				return p, errors.New("{$} ends a pattern")
-			}
+		case part == "{$}":
 			p.segs = append(p.segs, pathSeg{dollar: true})
-			continue
+		default:
+			name = strings.TrimSuffix(name, "}")
+			n, rest := strings.CutSuffix(name, "...")
+			p.segs = append(p.segs, pathSeg{wild: n, rest: rest})
 		}
-		seg := pathSeg{}
-		if n, ok := strings.CutSuffix(name, "..."); ok {
-			if !last {
-				return p, fmt.Errorf("{%s} must end the pattern", name)
-			}
-			name, seg.rest = n, true
-		}
-		if !isIdentifier(name) {
-			return p, fmt.Errorf("wildcard %q is not a Go identifier", name)
-		}
-		if seen[name] {
-			return p, fmt.Errorf("wildcard %q twice", name)
-		}
-		seen[name] = true
-		seg.wild = name
-		p.segs = append(p.segs, seg)
-	}
-	if len(seen) > maxWildcards {
-		return p, fmt.Errorf("%d wildcards, at most %d", len(seen), maxWildcards)
 	}
 	return p, nil
-}
-
-func isIdentifier(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, c := range s {
-		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // pathMatch holds, for a matched pattern, the path it matched and where

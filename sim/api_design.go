@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -163,7 +164,7 @@ func designWholeAPI(ctx context.Context, req APIRequirements) (*APIAnalysis, err
 	}
 	if a.Store == "memory" && req.Store == "auto" && a.stateBytes() > memoryBudget {
 		a.Store = "redis"
-		a.Plans, a.Global = nil, nil
+		a.Plans, a.Global, a.Rules = nil, nil, nil
 		if err := a.designAll(ctx); err != nil {
 			return nil, err
 		}
@@ -246,6 +247,15 @@ func (a *APIAnalysis) designAll(ctx context.Context) error {
 // the anonymous plan's and the internal callers' among them.
 func (a *APIAnalysis) designRules(ctx context.Context) error {
 	used := map[string]bool{}
+	// The plans' limits' names, which a rule's limit's is not (a plan's
+	// limit may be named with a dot); the global limit's, "global", has
+	// none.
+	planLimits := map[string]bool{}
+	for _, p := range a.Plans {
+		for _, l := range p.Limits {
+			planLimits[l.Rec().Name] = true
+		}
+	}
 	for i, e := range a.Requirements.Endpoints {
 		if e.Exempt {
 			continue
@@ -280,8 +290,15 @@ func (a *APIAnalysis) designRules(ctx context.Context) error {
 			l := APILimit{Rate: pt.rate, Precision: a.Requirements.Precision, Name: limitName(APILimit{}, rt)}
 			// The rule's limit is named <rule>.<limit>, within maxNameLen:
 			// the route's part of the rule's name gives way to the plan's.
+			// That name is no plan's limit's, which config refuses.
 			most := maxNameLen - len("."+l.Name)
-			name := freeName(ruleName(e.Route, most-suffixRoom-len(pt.suffix))+pt.suffix, most, used)
+			taken := maps.Clone(used)
+			for n := range planLimits {
+				if rule, ok := strings.CutSuffix(n, "."+l.Name); ok {
+					taken[rule] = true
+				}
+			}
+			name := freeName(ruleName(e.Route, most-suffixRoom-len(pt.suffix))+pt.suffix, most, taken)
 			used[name] = true
 			d, err := a.designLimit(ctx, l, max(pt.clients, 1), APITraffic{}, true)
 			if err != nil {

@@ -2,11 +2,24 @@ package sim
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/sluice-dev/sluice/config"
 )
+
+// designText reads the API requirements text and designs it, as sluice
+// design does, returning the first refusal.
+func designText(text string) (*APIAnalysis, error) {
+	req, err := ReadAPIRequirements(strings.NewReader(text), "api.yaml")
+	if err != nil {
+		return nil, err
+	}
+	req.MaxArrivals = 2000
+	return DesignAPI(context.Background(), req)
+}
 
 // designLoadsOrIsRefused designs the API requirements text and fails
 // unless the design is refused naming one of fields, or the configuration
@@ -14,16 +27,12 @@ import (
 // is "followed by a complete configuration").
 func designLoadsOrIsRefused(t *testing.T, text string, fields ...string) {
 	t.Helper()
-	req, err := ReadAPIRequirements(strings.NewReader(text), "api.yaml")
+	a, err := designText(text)
 	if err == nil {
-		req.MaxArrivals = 2000
-		var a *APIAnalysis
-		if a, err = DesignAPI(context.Background(), req); err == nil {
-			if _, err := config.Parse("design.yaml", []byte(a.Config)); err != nil {
-				t.Errorf("designed, but sluice check refuses the configuration written: %v", err)
-			}
-			return
+		if _, err := config.Parse("design.yaml", []byte(a.Config)); err != nil {
+			t.Errorf("designed, but sluice check refuses the configuration written: %v", err)
 		}
+		return
 	}
 	for _, f := range fields {
 		if strings.Contains(err.Error(), f) {
@@ -31,6 +40,19 @@ func designLoadsOrIsRefused(t *testing.T, text string, fields ...string) {
 		}
 	}
 	t.Errorf("refused with %v, want one of %q named", err, fields)
+}
+
+// designIsRefused designs the API requirements text and fails unless it
+// is refused naming field; why says what a design would get wrong.
+func designIsRefused(t *testing.T, text, field, why string) {
+	t.Helper()
+	a, err := designText(text)
+	if err == nil {
+		t.Fatalf("designed, though %s:\n%s", why, a.Config)
+	}
+	if !strings.Contains(err.Error(), field) {
+		t.Errorf("%v: want %s named", err, field)
+	}
 }
 
 // An endpoint's route is "a ServeMux pattern" (APIEndpoint's doc): one
@@ -156,18 +178,89 @@ func TestDesignAPIRefusesALimitOnARouteAnotherEndpointExempts(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			text := "plans: [{name: free, limits: [{rate: 50/1s}]}]\nendpoints: [" + endpoint + ", {route: \"GET /x\", exempt: true}]\n"
-			req, err := ReadAPIRequirements(strings.NewReader(text), "api.yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.MaxArrivals = 2000
-			a, err := DesignAPI(context.Background(), req)
-			if err == nil {
-				t.Fatalf("designed %s on an exempt route, which the configuration never applies:\n%s", name, a.Config)
-			}
-			if !strings.Contains(err.Error(), "endpoints[0]") {
-				t.Errorf("%v: want endpoints[0] named", err)
-			}
+			designIsRefused(t, text, "endpoints[0]", name+" on an exempt route is never applied")
 		})
+	}
+}
+
+// A route's limit is written as a rule's match.paths, which config reads
+// as httplimit's path patterns (routes.CheckPath): a route ServeMux takes
+// but a rule does not, with a literal segment holding "}" or more than 8
+// wildcards, is refused naming the route when it has a limit.
+func TestDesignAPIRefusesALimitOnARouteARuleCannotMatch(t *testing.T) {
+	for _, route := range []string{
+		"GET /a}b",
+		"GET /{a}/{b}/{c}/{d}/{e}/{f}/{g}/{h}/{i}",
+	} {
+		t.Run(route, func(t *testing.T) {
+			text := "plans: [{name: free, limits: [{rate: 50/1s}]}]\nendpoints: [{route: \"" + route + "\", limit: 5/1h}]\n"
+			designLoadsOrIsRefused(t, text, "endpoints[0].route")
+		})
+	}
+}
+
+// A route is in one class however it is written: config tells one route
+// by the requests it matches ("POST /x/{b}" is "POST /x/{a}" with its
+// wildcard renamed, "POST /a%62" is "POST /ab", as ServeMux unescapes a
+// literal), so the second class is refused, naming it.
+func TestDesignAPIRefusesARouteInTwoClassesHoweverItIsWritten(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"POST /x/{a}", "POST /x/{b}"},
+		{"POST /ab", "POST /a%62"},
+	} {
+		t.Run(pair[1], func(t *testing.T) {
+			text := "plans: [{name: free, limits: [{rate: 50/1s}]}]\n" +
+				"endpoints: [{route: \"" + pair[0] + "\", class: expensive}, {route: \"" + pair[1] + "\", class: critical}]\n" +
+				"overload: {in_flight: 500}\n"
+			designLoadsOrIsRefused(t, text, "endpoints[1].class")
+		})
+	}
+}
+
+// An exemption covers every request its route matches, however another
+// endpoint writes that route (a wildcard renamed, a literal escaped): a
+// limit or cost there would be written and never applied, so it is
+// refused, naming that endpoint, as one on the route written alike is
+// (TestDesignAPIRefusesALimitOnARouteAnotherEndpointExempts).
+func TestDesignAPIRefusesALimitOnARouteExemptedWrittenOtherwise(t *testing.T) {
+	for _, c := range []struct{ exempt, limited, field, request string }{
+		{"GET /x/{a}", "GET /x/{b}", "limit: 5/1h", "/x/1"},
+		{"GET /x/{a}", "GET /x/{b}", "cost: 10", "/x/1"},
+		{"GET /ab", "GET /a%62", "limit: 5/1h", "/ab"},
+	} {
+		t.Run(c.limited+" "+c.field, func(t *testing.T) {
+			// ServeMux matches the request by either route.
+			for _, p := range []string{c.exempt, c.limited} {
+				mux := http.NewServeMux()
+				mux.HandleFunc(p, func(http.ResponseWriter, *http.Request) {})
+				if _, pat := mux.Handler(httptest.NewRequest("GET", c.request, nil)); pat != p {
+					t.Fatalf("%s does not match GET %s", p, c.request)
+				}
+			}
+			text := "plans: [{name: free, limits: [{rate: 50/1s}]}]\nendpoints: [{route: \"" + c.exempt + "\", exempt: true}, " +
+				"{route: \"" + c.limited + "\", " + c.field + "}]\n"
+			designIsRefused(t, text, "endpoints[1]", c.field+" on "+c.limited+", which "+c.exempt+" exempts, is never applied")
+		})
+	}
+}
+
+// A rule's limit is named "<rule>.<limit>", and config refuses one that
+// is already the name of a plan's limit, which may be named with a dot:
+// the rule's name gives way, as it does to another rule's, and the
+// configuration loads.
+func TestDesignAPINamesARuleSoItsLimitIsNoPlanLimit(t *testing.T) {
+	text := "plans: [{name: free, limits: [{rate: 50/1s}, {rate: 9/1h, name: get-x.per-hour}]}]\n" +
+		"endpoints: [{route: \"GET /x\", limit: 5/1h}]\n"
+	designLoadsOrIsRefused(t, text)
+}
+
+// A design too big for one instance's memory is designed again on Redis:
+// its rules are designed afresh, each written once, and the configuration
+// loads.
+func TestDesignAPIRedesignedOnRedisWritesEachRuleOnce(t *testing.T) {
+	text := "plans: [{name: free, clients: 1000000000, limits: [{rate: 5000/1h}]}]\nendpoints: [{route: \"GET /x\", limit: 5/1h}]\n"
+	designLoadsOrIsRefused(t, text)
+	if a := designAPI(t, text); a.Store != "redis" || len(a.Rules) != 1 {
+		t.Errorf("designed on %s with %d rules, want redis and 1", a.Store, len(a.Rules))
 	}
 }

@@ -414,18 +414,25 @@ func (r APIRequirements) validate() error {
 
 // validateEndpoints checks r.Endpoints, each alone and with the others of
 // its route: a route has one cost and one class, and one that an endpoint
-// exempts has no limit, limits or cost on another. The routes of a list of
-// the configuration (the costs, the exempt routes, a class) are those one
+// exempts has no limit, limits or cost on another. One route is the
+// requests a pattern matches, however it is written (routes.Normal: "GET
+// /x/{a}" is "GET /x/{b}", "GET /a%62" is "GET /ab"), as config tells
+// routes. The path of a route with a limit or limits is one a rule's
+// match.paths takes (routes.CheckPath). The routes of a list of the
+// configuration (the costs, the exempt routes, a class) are those one
 // ServeMux holds together, as config loads them.
 func (r APIRequirements) validateEndpoints() error {
-	exempt := map[string]int{} // route → the first endpoint exempting it
+	exempt := map[string]int{} // route (routes.Normal) → the first endpoint exempting it
 	for i, e := range r.Endpoints {
-		if _, ok := exempt[e.Route]; e.Exempt && !ok {
-			exempt[e.Route] = i
+		if !e.Exempt || routes.Check(e.Route) != nil {
+			continue
+		}
+		if _, ok := exempt[routes.Normal(e.Route)]; !ok {
+			exempt[routes.Normal(e.Route)] = i
 		}
 	}
-	costed := map[string]int{}  // route → the endpoint costing it
-	classed := map[string]int{} // route → the first endpoint with a class
+	costed := map[string]int{}  // route (routes.Normal) → the endpoint costing it
+	classed := map[string]int{} // route (routes.Normal) → the first endpoint with a class
 	var costs, exempts routeList
 	classes := map[string]*routeList{}
 	for i, e := range r.Endpoints {
@@ -447,14 +454,20 @@ func (r APIRequirements) validateEndpoints() error {
 		if err := routes.GlobError(path); err != nil {
 			return fieldErrorf(at+".route", "%q: %v", e.Route, err)
 		}
+		if e.Limit != "" || len(e.Limits) > 0 {
+			if err := routes.CheckPath(path); err != nil {
+				return fieldErrorf(at+".route", "%q: %v; a limit of the route is a rule, whose match.paths takes no such path", e.Route, err)
+			}
+		}
+		route := routes.Normal(e.Route)
 		if e.Cost != nil && (*e.Cost < 0 || *e.Cost > 1_000_000) {
 			return fieldErrorf(at+".cost", "%d must be in [0, 1000000]", *e.Cost)
 		}
 		if e.Cost != nil {
-			if j, ok := costed[e.Route]; ok {
-				return fieldErrorf(at+".cost", "endpoints[%d] already costs %q: a route has one cost", j, e.Route)
+			if j, ok := costed[route]; ok {
+				return fieldErrorf(at+".cost", "endpoints[%d] already costs %q%s: a route has one cost", j, r.Endpoints[j].Route, sameRoute(r.Endpoints, i, j))
 			}
-			costed[e.Route] = i
+			costed[route] = i
 			if j := costs.add(r.Endpoints, i); j >= 0 {
 				return conflictError(at+".cost", r.Endpoints, i, j, "costs")
 			}
@@ -476,8 +489,8 @@ func (r APIRequirements) validateEndpoints() error {
 		if e.Exempt && limited {
 			return fieldErrorf(at+".exempt", "an exempt route is never limited: drop its limit, limits and cost, or exempt")
 		}
-		if j, ok := exempt[e.Route]; ok && limited {
-			return fieldErrorf(at+"."+limitField(e), "endpoints[%d] exempts %q, and an exempt route is never limited: drop this endpoint's limit, limits and cost, or that exemption", j, e.Route)
+		if j, ok := exempt[route]; ok && limited {
+			return fieldErrorf(at+"."+limitField(e), "endpoints[%d] exempts %q%s, and an exempt route is never limited: drop this endpoint's limit, limits and cost, or that exemption", j, r.Endpoints[j].Route, sameRoute(r.Endpoints, i, j))
 		}
 		if e.Exempt {
 			if j := exempts.add(r.Endpoints, i); j >= 0 {
@@ -488,10 +501,10 @@ func (r APIRequirements) validateEndpoints() error {
 			return fieldErrorf(at+".class", "%q: use expensive, critical or health", e.Class)
 		}
 		if e.Class != "" {
-			if j, ok := classed[e.Route]; ok && r.Endpoints[j].Class != e.Class {
-				return fieldErrorf(at+".class", "endpoints[%d] puts %q in %s: a route is in one class", j, e.Route, r.Endpoints[j].Class)
+			if j, ok := classed[route]; ok && r.Endpoints[j].Class != e.Class {
+				return fieldErrorf(at+".class", "endpoints[%d] puts %q%s in %s: a route is in one class", j, r.Endpoints[j].Route, sameRoute(r.Endpoints, i, j), r.Endpoints[j].Class)
 			} else if !ok {
-				classed[e.Route] = i
+				classed[route] = i
 			}
 			if classes[e.Class] == nil {
 				classes[e.Class] = &routeList{}
@@ -528,6 +541,16 @@ func (l *routeList) add(eps []APIEndpoint, i int) int {
 		}
 	}
 	return l.at[len(l.at)-1]
+}
+
+// sameRoute returns, for an error of endpoint i quoting the route of
+// endpoint j of eps, a note of how i writes that route when it writes it
+// otherwise; "" when both write it alike.
+func sameRoute(eps []APIEndpoint, i, j int) string {
+	if eps[i].Route == eps[j].Route {
+		return ""
+	}
+	return fmt.Sprintf(" (written %q here: they match the same requests)", eps[i].Route)
 }
 
 // conflictError refuses the field at of endpoint i, whose route a
