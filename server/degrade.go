@@ -334,13 +334,17 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 // failed after all (grpcFailed of its grpc-status: Internal, Unavailable,
 // DeadlineExceeded…, not Unimplemented): a gRPC answer's HTTP status is
 // 200 whatever its outcome, which its trailers say once the answer ends (a
-// gRPC-Web answer's, the trailer frame at the end of its body). An answer
-// that ends without a status (the upstream reset the stream or closed the
-// connection before its trailers: it crashed, ran out of memory, was
-// redeployed) failed too, as its caller reads it (INTERNAL, UNAVAILABLE),
-// unless its caller left first (sw.caller is done), whose leaving broke
-// it off. An outcome that ends the call at or after its own deadline
-// (grpcAnswer.pastDeadline) is the caller's, no failure.
+// gRPC-Web answer's, the trailer frame at the end of its body). A gRPC
+// answer the upstream broke off before its status (brokenOff: it reset the
+// stream or closed the connection before its trailers, as a crash, a lack
+// of memory or a redeploy does) failed too, as its caller reads it
+// (INTERNAL, UNAVAILABLE). An answer without a status is no failure
+// otherwise: one that is no gRPC answer (a plain HTTP upstream's, to a
+// request only labelled gRPC), one that ended whole, and one broken off by
+// its caller — it left, or its request body failed (a stall, or a body
+// short of its declared length: the proxy breaks the call off, the
+// client's doing). An outcome that ends the call at or after its own
+// deadline (grpcAnswer.pastDeadline) is the caller's, no failure.
 func (s *Server) grpcOutcome(g *grpcAnswer) {
 	sw := g.sw
 	sw.answered() // the monitor counted the answer, if it had not yet
@@ -351,7 +355,7 @@ func (s *Server) grpcOutcome(g *grpcAnswer) {
 	if !ok {
 		code, ok = sw.web.Code() // a gRPC-Web answer's, from the end of its body
 	}
-	if ok && grpcFailed(code) || !ok && (sw.caller == nil || sw.caller.Err() == nil) {
+	if ok && grpcFailed(code) || !ok && sw.brokenOff() {
 		s.mon.Failed()
 	}
 }
@@ -390,6 +394,14 @@ type statusWriter struct {
 	deadline time.Time
 	// caller is the request's context, done once its client left.
 	caller context.Context
+	// body is the request's body as the proxy reads it (watchedBody,
+	// which keeps the error that broke it off); nil for none.
+	body *watchedBody
+	// served: the handler that reaches the upstream (markUpstream's)
+	// returned. The proxy aborts it instead (httputil.ReverseProxy
+	// panics with http.ErrAbortHandler) when the copy of an answer's body
+	// fails: the answer broke off.
+	served bool
 	// grpcWeb: the request is a gRPC-Web call, whose status web reads at
 	// the end of the answer's body (see grpcOutcome).
 	grpcWeb bool
@@ -407,6 +419,17 @@ func (w *statusWriter) upstreamStatus() int {
 		return 0
 	}
 	return w.status
+}
+
+// brokenOff reports whether the upstream broke off its answer, a gRPC or
+// gRPC-Web one by its Content-Type (grpcAnswerType), before it ended: the
+// handler that copies it did not return (served), while the request's
+// client still waited (caller not done) and its body, if any, had not
+// failed (a broken or stalled body breaks the call off, the client's
+// doing, as the proxy's ErrorHandler judges it).
+func (w *statusWriter) brokenOff() bool {
+	return grpcAnswerType(w.Header().Get("Content-Type")) && !w.served &&
+		(w.caller == nil || w.caller.Err() == nil) && (w.body == nil || w.body.failed() == nil)
 }
 
 // staleKey is the context key of the stale cache whose copy answers a
@@ -470,6 +493,9 @@ func markUpstream(h http.Handler) http.Handler {
 			sw.begin()
 		}
 		h.ServeHTTP(w, r)
+		if sw != nil {
+			sw.served = true
+		}
 	})
 }
 

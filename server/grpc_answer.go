@@ -42,6 +42,17 @@ func grpcReplyType(r *http.Request) string {
 	return ""
 }
 
+// grpcAnswerType reports whether contentType, an answer's, is a gRPC or
+// gRPC-Web one: application/grpc, application/grpc-web or
+// application/grpc-web-text, with or without a +suffix and parameters.
+func grpcAnswerType(contentType string) bool {
+	switch _, base := grpcweb.Media(contentType); base {
+	case "application/grpc", "application/grpc-web", "application/grpc-web-text":
+		return true
+	}
+	return false
+}
+
 // grpcExposed are the headers of a trailers-only answer that a gRPC-Web
 // page of another origin must be let read (see corsPolicy).
 const grpcExposed = "Grpc-Status, Grpc-Message, Grpc-Status-Details-Bin"

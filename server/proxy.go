@@ -200,6 +200,9 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 		if r.Body != nil && r.Body != http.NoBody {
 			sw.body = &watchedBody{ReadCloser: r.Body, rc: rc, idle: conns.ReadTimeout, wait: &sw.wait, req: upstreamRequest(w)}
 			defer sw.body.stop()
+			if s := statusWriterOf(w); s != nil {
+				s.body = sw.body // its failure is the client's (statusWriter.brokenOff)
+			}
 		}
 		r = r.WithContext(ctx)
 		if sw.body != nil {
