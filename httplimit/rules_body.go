@@ -228,15 +228,16 @@ func (f *requestFacts) formField(rd bodyReading, name string) fieldValues {
 	return one
 }
 
-// formReading returns the values of the form field name in the query and
-// in the body as rd reads it as a form (see readForm).
+// formReading returns the values of the form field name in the query, up
+// to a "#" as queryValue reads it (see queryValues), and in the body as rd
+// reads it as a form (see readForm).
 func (f *requestFacts) formReading(rd bodyReading, name string) (one fieldValues) {
 	fs := f.reqBody.fields(rd)
 	if !fs.formDone {
 		fs.formDone = true
 		fs.formLost = !f.readForm(rd)
 	}
-	if fs.formLost || !one.addPairs(fs.formText, name) || !one.addPairs(f.rawQuery(), name) {
+	if fs.formLost || !one.addPairs(fs.formText, name) || !queryValues(f.rawQuery(), name, one.add) {
 		one.ambiguous = true
 		return one
 	}
@@ -321,7 +322,7 @@ func (fv *fieldValues) add(v string) {
 	}
 }
 
-// addPairs adds the values of the pairs of raw, a query string or an
+// addPairs adds the values of the pairs of raw, an
 // application/x-www-form-urlencoded body, named name in any case or as PHP
 // names them, decoded as url.ParseQuery decodes them, however many
 // (url.ParseQuery refuses more than 10,000). It reports false when a pair

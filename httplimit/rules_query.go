@@ -22,15 +22,11 @@ import (
 // Django and Rails the last). So is a pair url.ParseQuery refuses that
 // another upstream may read as the parameter (see querypair:
 // "tenant=acme;v=1" is tenant acme to Rack 2), as formValue takes one: Go
-// reads none of its value. A "#" ends the query, as nginx ($args), PHP,
-// Express, Puma and gunicorn read the target of a client that sent one,
-// though Go's server keeps it in the query: "tenant=acme#1" is tenant
-// acme, whose count it spends; a pair past the "#" and an "&" that names
-// the parameter, which Go alone reads, makes it ambiguous.
+// reads none of its value. The query is read up to a "#" (see
+// queryValues).
 func queryValue(raw, name string) (first string, ambiguous bool) {
-	raw, fragment, _ := strings.Cut(raw, "#")
 	found := false
-	read := querypair.Values(raw, name, func(v string) {
+	read := queryValues(raw, name, func(v string) {
 		switch v = trimValue(v); {
 		case !found:
 			first, found = v, true
@@ -38,10 +34,26 @@ func queryValue(raw, name string) (first string, ambiguous bool) {
 			ambiguous = true
 		}
 	})
-	if _, goOnly, _ := strings.Cut(fragment, "&"); !querypair.Values(goOnly, name, func(string) { ambiguous = true }) {
-		ambiguous = true
-	}
 	return first, ambiguous || !read
+}
+
+// queryValues calls add with the value of each pair of the raw query that
+// carries name, as querypair.Values does, of the query up to a "#": a "#"
+// ends the query, as nginx ($args), PHP, Express, Puma and gunicorn read
+// the target of a client that sent one, though Go's server keeps it in the
+// query, so "tenant=acme#1" is tenant acme. It returns false where
+// querypair.Values does, and when a pair past the "#" and an "&", which Go
+// alone reads, carries name or may (as querypair.Values reads one). It
+// keeps no reference to add, and allocates only to decode a pair that has
+// escapes.
+func queryValues(raw, name string, add func(v string)) bool {
+	raw, fragment, _ := strings.Cut(raw, "#")
+	if !querypair.Values(raw, name, add) {
+		return false
+	}
+	_, goOnly, _ := strings.Cut(fragment, "&")
+	goNamed := false
+	return querypair.Values(goOnly, name, func(string) { goNamed = true }) && !goNamed
 }
 
 // cookieValue returns the value of the first cookie named name of the

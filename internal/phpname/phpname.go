@@ -47,6 +47,46 @@ func Of(k string) Name {
 	return v
 }
 
+// URLDecode returns s, a request variable's name or value as sent in a
+// query string or an application/x-www-form-urlencoded body, decoded as
+// PHP decodes it (php_url_decode, urldecode) before naming it: '+' a
+// space, "%xx" the byte of its hexadecimal digits, in either case, and a
+// '%' that two such digits do not follow kept as it is ("a%zz%41" is
+// "a%zzA"), where url.QueryUnescape refuses the whole of s. The result
+// may hold a NUL, at which Of cuts a name. It allocates only when s has a
+// '+' or a '%'.
+func URLDecode(s string) string {
+	if !strings.ContainsAny(s, "%+") {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '+':
+			b = append(b, ' ')
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+// isHex reports whether c is a hexadecimal digit, in either case.
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'f'
+}
+
+// unhex returns the value of the hexadecimal digit c.
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return (c | 0x20) - 'a' + 10
+}
+
 // at returns the byte PHP's name has at i, of s's bytes: '_' for a ' ' or
 // '.' before the array's indexes, and for a '[', ' ' or '.' from a '['
 // that no ']' follows.

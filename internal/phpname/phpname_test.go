@@ -26,3 +26,26 @@ func TestOfNamesAVariableAsPHPDoes(t *testing.T) {
 		}
 	}
 }
+
+// URLDecode decodes a name or value as PHP's php_url_decode does: escape
+// by escape, '+' a space, and a '%' that two hexadecimal digits do not
+// follow kept as it is, where url.QueryUnescape refuses the whole; it
+// allocates nothing for a name without escapes.
+func TestURLDecodeKeepsAnEscapeThatDoesNotDecode(t *testing.T) {
+	for s, want := range map[string]string{
+		"_method":           "_method",
+		"_method%00%zz":     "_method\x00%zz",
+		"%5fmethod%":        "_method%",
+		"a+b%2":             "a b%2",
+		"%4e%4E%g1%%41":     "NN%g1%A",
+		"%":                 "%",
+		"100%25+%ZZ+%e2%82": "100% %ZZ \xe2\x82",
+	} {
+		if got := URLDecode(s); got != want {
+			t.Errorf("URLDecode(%q) = %q, want %q", s, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = URLDecode("_method") }); n != 0 {
+		t.Errorf("URLDecode(_method): %v allocations, want 0", n)
+	}
+}

@@ -17,7 +17,9 @@
 // a ";" (Rack 2 splits a query on ";" too, so "x=1;tenant=acme" carries
 // tenant to it) or an escape that does not decode (PHP, Django and
 // Express keep it as it is), whose name, or the name of one of its parts
-// split on ";", is the name to one of them; and a pair whose name Rack 2
+// split on ";", is the name to one of them (a name read, escape by
+// escape, as PHP reads it: "tenant%00%zz" is tenant to PHP, which cuts a
+// name at its first NUL); and a pair whose name Rack 2
 // alone reads as the name, by the brackets it strips ("[tenant]",
 // "tenant]"). A "#" is a byte like any other: a caller that reads a
 // request target as nginx or PHP do cuts the query there first.
@@ -93,9 +95,10 @@ func Rack2Named(k, name string) bool {
 // value, decoded. A pair url.ParseQuery refuses (one with a semicolon, or
 // an escape that does not decode) is not ok, and named when an upstream
 // that reads it anyway may take it for name: PHP, Django and Express keep
-// an escape that does not decode as it is, and Rack 2 splits a query on
-// ";" too. So is a pair Rack 2 alone reads as name (see Rack2Named). It
-// allocates only to decode a pair that has escapes.
+// an escape that does not decode as it is, decoding the others (see
+// unescape), and Rack 2 splits a query on ";" too. So is a pair Rack 2
+// alone reads as name (see Rack2Named). It allocates only to decode a
+// pair that has escapes.
 func pairValue(pair, name string, pn phpname.Name) (v string, named, ok bool) {
 	if strings.Contains(pair, ";") {
 		return "", semicolonNamed(pair, name, pn), false
@@ -160,8 +163,10 @@ func rack2Segment(s string) (seg, after string, ok bool) {
 	return seg, after, true
 }
 
-// unescape returns s decoded as url.QueryUnescape decodes it, or s as it
-// is and false when it does not decode. It allocates only when s has
+// unescape returns s decoded as url.QueryUnescape decodes it, or, when an
+// escape of it does not decode, s decoded escape by escape as PHP decodes
+// it, that escape kept as it is (see phpname.URLDecode), and false: the
+// name PHP, Django and ASP.NET Core read. It allocates only when s has
 // escapes.
 func unescape(s string) (string, bool) {
 	if !strings.ContainsAny(s, "%+") {
@@ -169,7 +174,7 @@ func unescape(s string) (string, bool) {
 	}
 	u, err := url.QueryUnescape(s)
 	if err != nil {
-		return s, false
+		return phpname.URLDecode(s), false
 	}
 	return u, true
 }

@@ -39,8 +39,9 @@ func TestValuesReadsEveryPairOfTheName(t *testing.T) {
 
 // pairValue reads a pair of a query string or form body as url.ParseQuery
 // does, and a pair url.ParseQuery refuses is named when an upstream that
-// reads it anyway may take it for the field: its name, escapes that do not
-// decode kept as they are, or a part of it split on ";".
+// reads it anyway may take it for the field: its name, decoded as PHP
+// decodes it (escapes that do not decode kept as they are) and named as
+// PHP names it, or a part of it split on ";".
 func TestPairValueNamesThePairsUpstreamsMayReadAsTheField(t *testing.T) {
 	for _, c := range []struct {
 		pair, v   string
@@ -52,6 +53,9 @@ func TestPairValueNamesThePairsUpstreamsMayReadAsTheField(t *testing.T) {
 		{"password=100%", "", false, true},
 		{"username=alice%zz", "", true, false},
 		{"username%zz=alice", "", false, false},
+		{"username%00%zz=alice", "", true, false}, // PHP's username, cut at the NUL
+		{"+user%4Eame%00%=alice", "", true, false},
+		{"username%00%zz=alice;x", "", true, false},
 		{"username=alice;x", "", true, false},
 		{"x=1;username=alice", "", true, false},
 		{"x=1;y=2", "", false, false},
