@@ -203,7 +203,11 @@ func sentinelGroup(tb testing.TB, name string, ca *testpki.CA) *SentinelFixture 
 			tb.Fatalf("redistest: sentinel: %v", err)
 		}
 	}
-	if err := waitFor(20*time.Second, func() error {
+	// Sentinels learn of each other from hello messages sent every 2 s
+	// through the master and the replica; on a machine running every
+	// package's tests at once one was seen to know only one other after
+	// 20 s (a clean-clone CI run), so the bound is a minute.
+	if err := waitFor(time.Minute, func() error {
 		for _, s := range f.Sentinels {
 			v, err := s.Do("SENTINEL", "MASTER", name)
 			if err != nil {
