@@ -3,7 +3,6 @@ package server_test
 import (
 	"bytes"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,10 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/degrade"
-	"github.com/sluice-dev/sluice/memory"
-	"github.com/sluice-dev/sluice/server"
 )
 
 // An upstream so slow that its clients give up on it before it answers is
@@ -38,7 +34,7 @@ func TestAnUpstreamItsClientsGiveUpOnIsSlow(t *testing.T) {
 		}
 	}))
 	t.Cleanup(up.Close)
-	cfg, err := config.Parse("d.yaml", []byte("upstream: "+up.URL+`
+	srv, l := serveYAML(t, "upstream: "+up.URL+`
 plans:
   anonymous:
     limits: [{name: per-second, algorithm: gcra, quantity: 100000, window: 1s}]
@@ -48,17 +44,8 @@ degradation:
   min_dwell: 1m
   levels:
     elevated: {enter: {p99: 400ms}, leave: {p99: 200ms}}
-`+testAdmin))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := memory.New(memory.WithSweepInterval(0))
-	t.Cleanup(func() { store.Close() })
-	srv, err := server.New(server.Options{Config: cfg, Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + serveOn(t, srv).public
+`+testAdmin)
+	base := "http://" + l.public
 	srv.SampleNow()
 
 	const n = 120 // a p99 is judged over 100 answers or more

@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -12,10 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/degrade"
-	"github.com/sluice-dev/sluice/memory"
-	"github.com/sluice-dev/sluice/server"
 )
 
 // connectService answers Connect unary calls as connect-go's
@@ -65,7 +61,7 @@ func connectService(w http.ResponseWriter, r *http.Request) {
 func TestAConnectCallersOwnDeadlineIsNoUpstreamFailure(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(connectService))
 	t.Cleanup(up.Close)
-	cfg, err := config.Parse("d.yaml", []byte("upstream: "+up.URL+`
+	srv, l := serveYAML(t, "upstream: "+up.URL+`
 plans:
   anonymous:
     limits: [{name: per-second, algorithm: gcra, quantity: 100000, window: 1s}]
@@ -76,17 +72,8 @@ degradation:
   min_dwell: 1m
   levels:
     elevated: {enter: {error_rate: 0.5}, leave: {error_rate: 0.1}}
-`+testAdmin))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := memory.New(memory.WithSweepInterval(0))
-	t.Cleanup(func() { store.Close() })
-	srv, err := server.New(server.Options{Config: cfg, Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + serveOn(t, srv).public
+`+testAdmin)
+	base := "http://" + l.public
 	srv.SampleNow()
 
 	call := func(timeout string) int {

@@ -61,11 +61,20 @@ func startDegradingWith(t *testing.T, degradation string) (*server.Server, liste
 		w.Write([]byte("ok " + r.URL.Path))
 	}))
 	t.Cleanup(up.Close)
-	cfg, err := config.Parse("d.yaml", []byte("upstream: "+up.URL+"\n"+degradation+testAdmin))
+	return serveYAML(t, "upstream: "+up.URL+"\n"+degradation+testAdmin)
+}
+
+// serveYAML serves the configuration text (config.Parse) on a memory
+// store of its own, closed when the test ends, and returns the server and
+// its listeners.
+func serveYAML(t *testing.T, text string) (*server.Server, listening) {
+	t.Helper()
+	cfg, err := config.Parse("d.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
 	store := memory.New(memory.WithSweepInterval(0))
+	t.Cleanup(func() { store.Close() })
 	srv, err := server.New(server.Options{Config: cfg, Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/tls"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,10 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/degrade"
 	"github.com/sluice-dev/sluice/internal/testpki"
-	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -32,23 +29,14 @@ func latencyServer(t *testing.T, limits string, upstream http.HandlerFunc) (*ser
 	t.Helper()
 	up := httptest.NewServer(upstream)
 	t.Cleanup(up.Close)
-	cfg, err := config.Parse("d.yaml", []byte("upstream: "+up.URL+"\n"+limits+`
+	srv, l := serveYAML(t, "upstream: "+up.URL+"\n"+limits+`
 degradation:
   interval: 30s
   min_dwell: 30s
   levels:
     elevated: {enter: {p99: 2s}, leave: {p99: 1s}}
-`+testAdmin))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := memory.New(memory.WithSweepInterval(0))
-	t.Cleanup(func() { store.Close() })
-	srv, err := server.New(server.Options{Config: cfg, Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + serveOn(t, srv).public
+`+testAdmin)
+	base := "http://" + l.public
 	srv.SampleNow()
 	return srv, base
 }
