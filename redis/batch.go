@@ -265,8 +265,9 @@ type batcher struct {
 // deadline at the latest. So does a lone call that meets one of the
 // client's connections not yet made: rueidis makes it, handshake
 // included, under that call's deadline, not its cancellation, and every
-// call waiting for that connection gets that handshake's outcome (see
-// connector).
+// call waiting for that connection gets that handshake's outcome; a call
+// failed so because the call making the connection gave up is sent again
+// while its own time lasts (see connector and unsent).
 func (b *batcher) apply(ctx context.Context, s *Store, c *call) error {
 	if ctx.Err() != nil {
 		return s.failCtx("apply script", ctx)

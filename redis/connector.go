@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -22,6 +23,14 @@ const (
 	// the connections kept for it.
 	dialsPerAddr = 4
 )
+
+// errMakerGaveUp marks the failure of a connection that the call making it
+// gave up on: its context ended while the connection was being made, or
+// too little of its time was left for HELLO, or HELLO was not answered by
+// its deadline. rueidis hands that failure to every call that waited for
+// the connection meanwhile; none of them was sent, and each whose own
+// context has not ended is sent again (see unsent).
+var errMakerGaveUp = errors.New("the call that was making the connection gave up on it")
 
 // connector makes rueidis's connections (ClientOption.DialCtxFn) off the
 // goroutine of the call that needs one. rueidis makes a new connection on
@@ -124,18 +133,22 @@ func plainDial(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (
 // makes before ctx's deadline, waiting at most d.Timeout (rueidis's dial
 // timeout, the store's Timeout): a caller with more time (the watch, a
 // first connection) holds no more than that the calls that wait for its
-// connection. A connection is not handed to a call with less time left than
-// its dial took (HELLO's round trip takes about as long), nor than half
-// of d.Timeout: it is kept for the next call, which has its whole
-// Timeout for HELLO, and the call fails at once (rueidis hands one dial's
-// outcome to every call that needs the connection meanwhile, so a call
-// that waited here would fail the others with its deadline). The
-// connection returned is closed at ctx's deadline,
-// or d.Timeout after it is returned when that comes first, unless Redis
-// has answered on it by then (see heard). An error is the dial's, or a timeout wrapping
-// context.DeadlineExceeded (the dial goes on), or ctx's error, or one
-// wrapping net.ErrClosed once c is closed.
+// connection. A connection is not handed to a call with less time left
+// than its dial took (HELLO's round trip takes about as long), or than
+// half of d.Timeout when the dial took longer: it is kept for the next
+// call, which has its whole Timeout for HELLO, and the call fails at its
+// deadline (failed at once, it would be sent again and refused again
+// until then). The connection returned is closed at ctx's deadline, or
+// d.Timeout after it is returned when that comes first, unless Redis has
+// answered on it by then (see heard). An error is the dial's, or a
+// timeout wrapping context.DeadlineExceeded (the dial goes on), or one
+// wrapping errMakerGaveUp and ctx's error when ctx ended first or too
+// little of its time was left, or one wrapping net.ErrClosed once c is
+// closed. rueidis hands the outcome to every call that needs the
+// connection meanwhile; those that errMakerGaveUp fails are sent again
+// (see unsent).
 func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (net.Conn, error) {
+	call := ctx
 	heardBy, bounded := ctx.Deadline()
 	if dl, ok := ctx.Deadline(); d.Timeout > 0 && (!ok || time.Until(dl) > d.Timeout) {
 		var cancel context.CancelFunc
@@ -165,21 +178,26 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 			dl, ok := ctx.Deadline()
 			if ok && time.Until(dl) < min(p.took, d.Timeout/2) {
 				leave()
-				return nil, fmt.Errorf("redis: connecting to %s: %w (the connection was made, and is kept for the next call: "+
-					"too little of this call's time is left for its HELLO)", dst, context.DeadlineExceeded)
+				// Returned at once, the failure would have the call
+				// send again (its context has not ended) and be
+				// refused again until it does.
+				<-ctx.Done()
+				return nil, fmt.Errorf("redis: connecting to %s: %w: %w (the connection was made, and is kept for the next call: "+
+					"too little of this call's time was left for its HELLO)", dst, errMakerGaveUp, context.DeadlineExceeded)
 			}
 			a.parked = a.parked[:n-1]
 			leave()
 			p.timer.Stop()
+			callBound := bounded // HELLO's bound is the call's deadline
 			if d.Timeout > 0 {
 				if by := time.Now().Add(d.Timeout); !bounded || by.Before(heardBy) {
-					heardBy, bounded = by, true
+					heardBy, bounded, callBound = by, true, false
 				}
 			}
 			if !bounded {
 				return p.conn, nil
 			}
-			return newHeard(p.conn, heardBy), nil
+			return newHeard(p.conn, heardBy, callBound), nil
 		}
 		if a.failures != failures {
 			err := a.err
@@ -199,10 +217,10 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 			c.mu.Lock()
 			leave()
 			err := ctx.Err()
-			if err == context.DeadlineExceeded {
-				err = fmt.Errorf("redis: connecting to %s: %w (the connection is still being made in the background)", dst, err)
+			if call.Err() != nil {
+				err = fmt.Errorf("%w: %w", errMakerGaveUp, err)
 			}
-			return nil, err
+			return nil, fmt.Errorf("redis: connecting to %s: %w (the connection is still being made in the background)", dst, err)
 		}
 		c.mu.Lock()
 	}
@@ -270,12 +288,17 @@ func (c *connector) forget(dst string, a *dialing) {
 // which a stalled Redis does not answer: without this, the call, and every
 // call waiting for that connection whatever its deadline, were held until
 // Redis answered or rueidis gave up a second later. A HELLO sent in time
-// and not answered fails at that deadline all the same. After the first
-// reply, a Read costs one atomic load more than the connection's own.
+// and not answered fails at that deadline all the same; when that deadline
+// is the call's own, shorter than the store's Timeout, the failure wraps
+// errMakerGaveUp, so that the calls waiting for the connection are sent
+// again. After the first reply, a Read costs one atomic load more than
+// the connection's own.
 type heard struct {
 	net.Conn
-	state atomic.Int32 // heardWaiting, heardAnswered or heardClosed
-	timer *time.Timer
+	state     atomic.Int32 // heardWaiting, heardAnswered or heardClosed
+	timer     *time.Timer
+	by        time.Time // the deadline
+	callBound bool      // by is the deadline of the call making the connection
 }
 
 // The states of a heard connection.
@@ -285,9 +308,10 @@ const (
 	heardClosed          // the deadline passed first: closed
 )
 
-// newHeard returns conn, closed at by unless Redis answers on it first.
-func newHeard(conn net.Conn, by time.Time) *heard {
-	h := &heard{Conn: conn}
+// newHeard returns conn, closed at by unless Redis answers on it first;
+// callBound says by is the deadline of the call making the connection.
+func newHeard(conn net.Conn, by time.Time, callBound bool) *heard {
+	h := &heard{Conn: conn, by: by, callBound: callBound}
 	h.timer = time.AfterFunc(time.Until(by), func() {
 		if h.state.CompareAndSwap(heardWaiting, heardClosed) {
 			h.Conn.Close()
@@ -302,7 +326,30 @@ func (h *heard) Read(b []byte) (int, error) {
 	if n > 0 && h.state.Load() == heardWaiting && h.state.CompareAndSwap(heardWaiting, heardAnswered) {
 		h.timer.Stop()
 	}
+	if err != nil && n == 0 {
+		err = h.unanswered(err)
+	}
 	return n, err
+}
+
+// Write writes to the connection.
+func (h *heard) Write(b []byte) (int, error) {
+	n, err := h.Conn.Write(b)
+	if err != nil {
+		err = h.unanswered(err)
+	}
+	return n, err
+}
+
+// unanswered returns err, a failure to read or write, as one wrapping
+// errMakerGaveUp (and no longer wrapping a timeout, which rueidis would
+// replace with context.DeadlineExceeded) when Redis has not answered yet
+// and the deadline of the call making the connection has passed.
+func (h *heard) unanswered(err error) error {
+	if !h.callBound || h.state.Load() == heardAnswered || time.Now().Before(h.by) {
+		return err
+	}
+	return fmt.Errorf("redis: %w: Redis did not answer its HELLO by that call's deadline (%v)", errMakerGaveUp, err)
 }
 
 // Close closes the connection and stops its deadline.

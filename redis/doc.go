@@ -380,7 +380,9 @@
 // exceed a round trip to Redis, plus its time to decide, whatever the
 // connection's handshakes cost: the call that makes a new connection,
 // like one that finds Redis without its scripts, spends two and fails
-// when Timeout holds only one, and the next call decides. The default
+// when Timeout holds only one, and the next call decides; the calls that
+// waited for the connection it gave up on are sent again, each within its
+// own deadline (a caller's short deadline fails its own call only). The default
 // suits a Redis up to about 20 ms away (round trip), over TLS or not. An
 // attempt of Open's to connect that times out is logged with the timeout
 // and what it bounds.

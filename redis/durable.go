@@ -84,9 +84,16 @@ func (s *Store) execScript(ctx context.Context, lua *rueidis.Lua, src, sha strin
 		}
 		return []rueidis.Completed{run, b.Wait().Numreplicas(d.replicas).Timeout(d.waitMS).Build()}
 	}
-	res := s.client.DoMulti(ctx, build(false)...)
+	send := func(eval bool) []rueidis.RedisResult { // again while unsent
+		for {
+			if res := s.client.DoMulti(ctx, build(eval)...); !unsent(ctx, res[0].Error()) {
+				return res
+			}
+		}
+	}
+	res := send(false)
 	if err := res[0].Error(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-		res = s.client.DoMulti(ctx, build(true)...)
+		res = send(true)
 	}
 	msgs, err := res[0].ToArray()
 	if err != nil {

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -16,8 +17,9 @@ const (
 
 // exec runs lua with keys and args as Lua.Exec does (EVALSHA, then EVAL on
 // NOSCRIPT), sending it again for as long as Redis answers TRYAGAIN and ctx
-// allows. Every script run of the store goes through it, except
-// execScript's runs followed by a WAIT, which never run on a Cluster.
+// allows, and whenever it was never sent (see unsent). Every script run of
+// the store goes through it, except execScript's runs followed by a WAIT,
+// which never run on a Cluster.
 //
 // While a Cluster slot moves between masters (a reshard), Redis answers
 // TRYAGAIN to a command whose keys are not all on the node asked until the
@@ -36,15 +38,31 @@ const (
 // reply was lost or came too late may have run.
 func (s *Store) exec(ctx context.Context, lua *rueidis.Lua, keys, args []string) rueidis.RedisResult {
 	sent := time.Now()
-	r := lua.Exec(ctx, s.client, keys, args)
-	for wait := tryAgainFirst; isTryAgain(r.Error()); wait = min(2*wait, tryAgainMax) {
-		if !pause(ctx, wait, time.Since(sent)) {
-			break
+	wait := tryAgainFirst
+	for {
+		r := lua.Exec(ctx, s.client, keys, args)
+		switch err := r.Error(); {
+		case unsent(ctx, err):
+		case isTryAgain(err) && pause(ctx, wait, time.Since(sent)):
+			wait = min(2*wait, tryAgainMax)
+		default:
+			return r
 		}
 		sent = time.Now()
-		r = lua.Exec(ctx, s.client, keys, args)
 	}
-	return r
+}
+
+// unsent reports whether err failed a call that never reached Redis: the
+// connection it waited for was being made by another call, which gave up
+// on it (errMakerGaveUp), while ctx has not ended. Such a call is sent
+// again, on a connection made anew (by it, or by a call it waits for in
+// turn). rueidis makes a connection under the deadline of the first call
+// that needs it and hands the outcome to every call that waits for the
+// same connection meanwhile: without this, one caller's short deadline
+// (Envoy's 20 ms) would fail the calls of patient callers as errors of
+// the store.
+func unsent(ctx context.Context, err error) bool {
+	return err != nil && errors.Is(err, errMakerGaveUp) && ctx.Err() == nil
 }
 
 // isTryAgain reports whether err is Redis's TRYAGAIN reply.

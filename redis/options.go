@@ -161,7 +161,10 @@ type Options struct {
 	// after, for a call with more time) is closed then: a call that a
 	// loaded machine did not run until past its deadline sends no HELLO,
 	// and rueidis would hold it, and the calls waiting for the connection,
-	// until a stalled Redis answered or a second had passed. A call that times out
+	// until a stalled Redis answered or a second had passed. The calls
+	// waiting for a connection that the call making it gave up on (its
+	// deadline came first) are sent again, each within its own deadline:
+	// a caller with a short deadline fails no call but its own. A call that times out
 	// leaves its connection to the next; one that answers nothing, not
 	// even a PING, for about a second plus Timeout is dropped. Timeout
 	// must therefore exceed a round trip to Redis plus Redis's own time,

@@ -1,0 +1,77 @@
+package redis_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/internal/faultproxy"
+	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/redis"
+)
+
+// rueidis makes a connection on the goroutine of the first call that needs
+// it, under that call's deadline, and hands the outcome to every call that
+// waits for the same connection meanwhile. A call with 5 ms left that
+// starts a connection to a Redis 20 ms away (a round trip) gives up on its
+// HELLO; the calls without a deadline of their own that waited for that
+// connection are then sent again, never failed as errors of the store
+// (counted, fed to the breaker, and here denied by on_store_error). Each
+// round opens a store, whose client has made one of its connections (Open
+// pings Redis) and makes the others on first use, starts four hasty calls
+// at once and the patient ones a millisecond later, so that connections
+// the patient calls need are being made by hasty ones.
+func TestCallsWaitingForAConnectionAHastyCallMakesAreSentAgain(t *testing.T) {
+	srv := redistest.Standalone(t)
+	proxy, err := faultproxy.New(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	proxy.SetLatency(10 * time.Millisecond)
+	lim := sluice.FixedWindow(1_000_000_000, time.Hour)
+	var calls, failed, storeErrors atomic.Int64
+	for round := range 8 {
+		g, err := redis.Open(context.Background(), redis.Options{Addrs: []string{proxy.Addr()}, Instances: 1,
+			OnStoreError: failover.Deny, Timeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+				defer cancel()
+				key := "hasty-" + strconv.Itoa(round) + "-" + strconv.Itoa(i)
+				g.Apply(ctx, []sluice.Check{{Key: key, Limit: lim, Cost: 1}}, make([]sluice.Status, 1))
+			})
+		}
+		time.Sleep(time.Millisecond)
+		for i := range 8 {
+			wg.Go(func() {
+				out := make([]sluice.Status, 1)
+				key := "patient-" + strconv.Itoa(round) + "-" + strconv.Itoa(i)
+				err := g.Apply(context.Background(), []sluice.Check{{Key: key, Limit: lim, Cost: 1}}, out)
+				calls.Add(1)
+				if err != nil || out[0].Unavailable || !out[0].Allowed {
+					failed.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		storeErrors.Add(int64(g.Failover().Stats().StoreErrors))
+		g.Close()
+	}
+	if n := failed.Load(); n > 0 {
+		t.Errorf("%d of %d calls without a deadline of their own were not decided by Redis: a hasty call's connection failed them",
+			n, calls.Load())
+	}
+	if n := storeErrors.Load(); n > 0 {
+		t.Errorf("%d store errors counted while Redis answered every HELLO within the store's timeout", n)
+	}
+}
