@@ -75,3 +75,58 @@ func TestCallsWaitingForAConnectionAHastyCallMakesAreSentAgain(t *testing.T) {
 		t.Errorf("%d store errors counted while Redis answered every HELLO within the store's timeout", n)
 	}
 }
+
+// A hasty call handed a connection with a little more time than its dial
+// took can see its deadline pass before rueidis sends HELLO (_newPipe
+// allocates its buffers first, then pipe.DoMulti answers ctx.Err() without
+// writing): rueidis hands that bare context.DeadlineExceeded to every call
+// waiting for the connection, which is sent again, nothing of it written
+// and its own time (2 s) far from spent. Redis is 20 ms away (round
+// trip); the hasty deadlines span 0.1 to 1.75 ms, on an unbatched store.
+func TestCallsWaitingForAConnectionAHastyCallGaveUpBeforeHelloAreSentAgain(t *testing.T) {
+	srv := redistest.Standalone(t)
+	proxy, err := faultproxy.New(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	proxy.SetLatency(10 * time.Millisecond)
+	lim := sluice.FixedWindow(1_000_000_000, time.Hour)
+	var calls, failed atomic.Int64
+	var firstErr atomic.Value
+	for round := range 10 {
+		s, err := redis.Dial(redis.Options{Addrs: []string{proxy.Addr()}, Timeout: 2 * time.Second}, redis.WithBatching(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for i := range 12 {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(100+150*i)*time.Microsecond)
+				defer cancel()
+				key := "hasty-" + strconv.Itoa(round) + "-" + strconv.Itoa(i)
+				s.Apply(ctx, []sluice.Check{{Key: key, Limit: lim, Cost: 1}}, make([]sluice.Status, 1))
+			})
+		}
+		for i := range 8 {
+			wg.Go(func() {
+				out := make([]sluice.Status, 1)
+				key := "patient-" + strconv.Itoa(round) + "-" + strconv.Itoa(i)
+				err := s.Apply(context.Background(), []sluice.Check{{Key: key, Limit: lim, Cost: 1}}, out)
+				calls.Add(1)
+				if err != nil || !out[0].Allowed {
+					failed.Add(1)
+					if err != nil {
+						firstErr.CompareAndSwap(nil, err.Error())
+					}
+				}
+			})
+		}
+		wg.Wait()
+		s.Close()
+	}
+	if n := failed.Load(); n > 0 {
+		t.Errorf("%d of %d patient calls failed (first: %v) although Redis answered every HELLO within their Timeout: "+
+			"a hasty call's deadline failed them", n, calls.Load(), firstErr.Load())
+	}
+}

@@ -52,17 +52,34 @@ func (s *Store) exec(ctx context.Context, lua *rueidis.Lua, keys, args []string)
 	}
 }
 
-// unsent reports whether err failed a call that never reached Redis: the
-// connection it waited for was being made by another call, which gave up
-// on it (errMakerGaveUp), while ctx has not ended. Such a call is sent
-// again, on a connection made anew (by it, or by a call it waits for in
-// turn). rueidis makes a connection under the deadline of the first call
-// that needs it and hands the outcome to every call that waits for the
-// same connection meanwhile: without this, one caller's short deadline
-// (Envoy's 20 ms) would fail the calls of patient callers as errors of
-// the store.
+// unsent reports whether err failed a call that never reached Redis, while
+// ctx has not ended: the connection it waited for was being made by
+// another call, which gave up on it. Such a call is sent again, on a
+// connection made anew (by it, or by a call it waits for in turn). rueidis
+// makes a connection under the context of the first call that needs it
+// and hands the outcome to every call that waits for the same connection
+// meanwhile: without this, one caller's short deadline (Envoy's 20 ms)
+// would fail the calls of patient callers as errors of the store.
+//
+// Another call gave up when err wraps errMakerGaveUp (see connector), or
+// when it is a context's error that is not ctx's: ctx has not ended and
+// its deadline has not come. rueidis returns the maker's context error
+// before writing HELLO when that context ended after the connection was
+// handed over; a call's own command fails with a context error only by
+// its own context, or at its own deadline (the connection's deadline
+// when it is read without a background reader).
 func unsent(ctx context.Context, err error) bool {
-	return err != nil && errors.Is(err, errMakerGaveUp) && ctx.Err() == nil
+	if err == nil || ctx.Err() != nil {
+		return false
+	}
+	if errors.Is(err, errMakerGaveUp) {
+		return true
+	}
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		return false
+	}
+	dl, ok := ctx.Deadline()
+	return !ok || time.Now().Before(dl)
 }
 
 // isTryAgain reports whether err is Redis's TRYAGAIN reply.
