@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/internal/routes"
 )
 
 // yamlString quotes s as a YAML double-quoted scalar that a YAML parser
@@ -117,10 +119,10 @@ func (a *APIAnalysis) configYAML() string {
 		}
 	}
 	var exempt []string
-	written := map[string]bool{} // each route once
+	written := map[string]bool{} // each route once, however it is written (routes.Normal)
 	for _, e := range req.Endpoints {
-		if e.Exempt && !written[e.Route] {
-			exempt, written[e.Route] = append(exempt, e.Route), true
+		if n := routes.Normal(e.Route); e.Exempt && !written[n] {
+			exempt, written[n] = append(exempt, e.Route), true
 		}
 	}
 	if len(exempt) > 0 {
@@ -207,10 +209,10 @@ func (a *APIAnalysis) degradationYAML(b *strings.Builder) {
 		fmt.Fprintf(b, "    %s: {enter: {%s}, leave: {%s}}\n", s.level, thresholdsYAML(o, s.enter), thresholdsYAML(o, s.leave))
 	}
 	classes := map[string][]string{}
-	written := map[string]bool{} // each route once, in one class (validate)
+	written := map[string]bool{} // each route once (routes.Normal), in one class (validate)
 	for _, e := range a.Requirements.Endpoints {
-		if e.Class != "" && !written[e.Route] {
-			classes[e.Class], written[e.Route] = append(classes[e.Class], e.Route), true
+		if n := routes.Normal(e.Route); e.Class != "" && !written[n] {
+			classes[e.Class], written[n] = append(classes[e.Class], e.Route), true
 		}
 	}
 	if len(classes) > 0 {

@@ -30,7 +30,8 @@ type APIAnalysis struct {
 	// address-only clients.
 	DefaultPlan   string `json:"default_plan"`
 	AnonymousPlan string `json:"anonymous_plan"`
-	// Global is the design of the capacity limit; nil without one.
+	// Global is the design of the capacity limit, named globalLimitName;
+	// nil without one.
 	Global *LimitDesign `json:"global,omitempty"`
 	// Rules are the endpoints' own limits, each a rule of the
 	// configuration keyed by client, in the order of the endpoints.
@@ -192,6 +193,10 @@ func designWholeAPI(ctx context.Context, req APIRequirements) (*APIAnalysis, err
 	return a, nil
 }
 
+// globalLimitName is the name of the global limit the designer writes for
+// capacity, which no plan's limit beside it may take (config refuses it).
+const globalLimitName = "global"
+
 // designAll designs every plan and the global limit on a.Store.
 func (a *APIAnalysis) designAll(ctx context.Context) error {
 	req := a.Requirements
@@ -230,7 +235,7 @@ func (a *APIAnalysis) designAll(ctx context.Context) error {
 		return err
 	}
 	if req.Capacity != "" {
-		d, err := a.designLimit(ctx, APILimit{Rate: req.Capacity, Precision: req.Precision, Name: "global"}, 1, APITraffic{}, false)
+		d, err := a.designLimit(ctx, APILimit{Rate: req.Capacity, Precision: req.Precision, Name: globalLimitName}, 1, APITraffic{}, false)
 		if err != nil {
 			return fmt.Errorf("capacity: %w", limitError("capacity", true, err))
 		}

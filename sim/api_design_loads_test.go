@@ -89,13 +89,14 @@ func TestDesignAPIRefusesARouteInTwoClasses(t *testing.T) {
 }
 
 // The costs, the exempt routes and each class are held by one ServeMux:
-// two routes it cannot hold together, such as one route with its wildcard
-// named otherwise, are refused naming the second endpoint; one route
-// exempted twice is written once.
+// two routes it cannot hold together, such as one route costed twice with
+// its wildcard named otherwise, or two neither more specific, are refused
+// naming the second endpoint; one route exempted twice is written once
+// (TestDesignAPIWritesARouteExemptedTwiceOnce).
 func TestDesignAPIRefusesRoutesAListCannotHoldTogether(t *testing.T) {
 	for field, endpoints := range map[string]string{
 		"endpoints[1].cost":   `[{route: "POST /x/{a}", cost: 2}, {route: "POST /x/{b}", cost: 3}]`,
-		"endpoints[1].exempt": `[{route: "POST /x/{a}", exempt: true}, {route: "POST /x/{b}", exempt: true}]`,
+		"endpoints[1].exempt": `[{route: "POST /x/{a}/b", exempt: true}, {route: "POST /x/a/{b}", exempt: true}]`,
 		"endpoints[1].class":  `[{route: "POST /x/{a}/b", class: health}, {route: "POST /x/a/{b}", class: health}]`,
 		"":                    `[{route: "POST /x", exempt: true}, {route: "POST /x", exempt: true}]`,
 	} {

@@ -367,6 +367,9 @@ func (r APIRequirements) validate() error {
 				return fieldErrorf(lat+".burst", "a quota per calendar %v has no burst of its own; bound its bursts with a second limit in the plan, such as a rate per second or minute", rt.period)
 			}
 			n := limitName(l, rt)
+			if n == globalLimitName && r.Capacity != "" {
+				return fieldErrorf(lat+".name", "%q is the name of the global limit that capacity is written as: give this limit another name", n)
+			}
 			if names[n] {
 				return fieldErrorf(lat, "a second limit named %q: give one a name", n)
 			}
@@ -414,21 +417,28 @@ func (r APIRequirements) validate() error {
 
 // validateEndpoints checks r.Endpoints, each alone and with the others of
 // its route: a route has one cost and one class, and one that an endpoint
-// exempts has no limit, limits or cost on another. One route is the
-// requests a pattern matches, however it is written (routes.Normal: "GET
-// /x/{a}" is "GET /x/{b}", "GET /a%62" is "GET /ab"), as config tells
-// routes. The path of a route with a limit or limits is one a rule's
+// exempts has no limit, limits or cost on another. Nor has a route whose
+// every request the exempt routes take, as the server's exempt list
+// matches them (routes.Mux.Covering: "GET /x/{id}" or "GET /x/" takes
+// "GET /x/y", "GET /x" takes "HEAD /x"); a route some of whose requests
+// they take ("GET /x/{id}" beside an exempt "GET /x/y") keeps its limit
+// for the others. One route is the requests a pattern matches, however
+// it is written (routes.Normal: "GET /x/{a}" is "GET /x/{b}", "GET /a%62"
+// is "GET /ab"), as config tells routes. The path of a route with a limit or limits is one a rule's
 // match.paths takes (routes.CheckPath). The routes of a list of the
 // configuration (the costs, the exempt routes, a class) are those one
 // ServeMux holds together, as config loads them.
 func (r APIRequirements) validateEndpoints() error {
-	exempt := map[string]int{} // route (routes.Normal) → the first endpoint exempting it
+	exempt := map[string]int{}   // route (routes.Normal) → the first endpoint exempting it
+	exemptAt := map[string]int{} // that endpoint's route, as written → the endpoint
+	var exemptMux routes.Mux     // the exempt routes, as the configuration's exempt list holds them
 	for i, e := range r.Endpoints {
 		if !e.Exempt || routes.Check(e.Route) != nil {
 			continue
 		}
 		if _, ok := exempt[routes.Normal(e.Route)]; !ok {
-			exempt[routes.Normal(e.Route)] = i
+			exempt[routes.Normal(e.Route)], exemptAt[e.Route] = i, i
+			exemptMux.Handle(e.Route) // a route it cannot hold beside another is refused below
 		}
 	}
 	costed := map[string]int{}  // route (routes.Normal) → the endpoint costing it
@@ -492,6 +502,9 @@ func (r APIRequirements) validateEndpoints() error {
 		if j, ok := exempt[route]; ok && limited {
 			return fieldErrorf(at+"."+limitField(e), "endpoints[%d] exempts %q%s, and an exempt route is never limited: drop this endpoint's limit, limits and cost, or that exemption", j, r.Endpoints[j].Route, sameRoute(r.Endpoints, i, j))
 		}
+		if p := exemptMux.Covering(e.Route); p != "" && limited {
+			return fieldErrorf(at+"."+limitField(e), "endpoints[%d] exempts %q, which takes every request of %q, and an exempt route is never limited: drop this endpoint's limit, limits and cost, or that exemption", exemptAt[p], p, e.Route)
+		}
 		if e.Exempt {
 			if j := exempts.add(r.Endpoints, i); j >= 0 {
 				return conflictError(at+".exempt", r.Endpoints, i, j, "exempt routes")
@@ -520,17 +533,26 @@ func (r APIRequirements) validateEndpoints() error {
 // routeList holds the endpoints whose routes one list of the
 // configuration holds, in one ServeMux.
 type routeList struct {
-	mux routes.Mux
-	at  []int // the endpoints added
+	mux    routes.Mux
+	at     []int           // the endpoints added
+	normal map[string]bool // their routes (routes.Normal)
 }
 
 // add adds the route of endpoint i of eps, returning -1, or an endpoint
-// added before whose route a ServeMux cannot hold beside it: one matching
-// the same requests in other words ("GET /x/{a}", "GET /x/{b}"), or one
-// neither more nor less specific ("GET /x/{a}/b", "GET /x/a/{b}"). A
-// route added before is not added again.
+// added before whose route a ServeMux cannot hold beside it: one neither
+// more nor less specific ("GET /x/{a}/b", "GET /x/a/{b}"). A route added
+// before, however it is written ("GET /x/{a}", "GET /x/{b}"), is not added
+// again: the configuration's list holds it once.
 func (l *routeList) add(eps []APIEndpoint, i int) int {
+	n := routes.Normal(eps[i].Route)
+	if l.normal[n] {
+		return -1
+	}
+	if l.normal == nil {
+		l.normal = map[string]bool{}
+	}
 	if l.mux.Handle(eps[i].Route) == nil {
+		l.normal[n] = true
 		l.at = append(l.at, i)
 		return -1
 	}
