@@ -533,9 +533,9 @@ func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 			f.memo.put(checks, out, f.now())
 		}
 		return nil
-	case ctx.Err() != nil:
+	case callerGone(ctx) != nil:
 		f.release(ns, tks)
-		return fmt.Errorf("failover: caller gave up: %w (primary store: %v)", ctx.Err(), err)
+		return fmt.Errorf("failover: caller gave up: %w (primary store: %v)", callerGone(ctx), err)
 	case errors.Is(err, sluice.ErrInvalidCheck) || errors.Is(err, sluice.ErrInvalidLimit):
 		f.release(ns, tks)
 		return fmt.Errorf("failover: %w", err)
@@ -799,4 +799,17 @@ func unavailable(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: %w", sluice.ErrStoreUnavailable, err)
+}
+
+// callerGone returns ctx's error, or context.DeadlineExceeded once ctx's
+// deadline has passed though its timer has not ended it yet: a call that
+// failed then failed for its caller's lack of time, not for the store's.
+func callerGone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }

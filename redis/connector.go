@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,17 @@ const (
 // the connection meanwhile; none of them was sent, and each whose own
 // context has not ended is sent again (see unsent).
 var errMakerGaveUp = errors.New("the call that was making the connection gave up on it")
+
+// dialTimeout is the failure of a connection not made, or whose HELLO was
+// not answered, within the dial timeout (the store's Timeout): the store's
+// failure, not a call's. It is a net.Error whose Timeout is true, and
+// wraps no context error, so that it is never taken for a call's context
+// ending (see unsent).
+type dialTimeout struct{ msg string }
+
+func (e *dialTimeout) Error() string   { return e.msg }
+func (e *dialTimeout) Timeout() bool   { return true }
+func (e *dialTimeout) Temporary() bool { return true }
 
 // connector makes rueidis's connections (ClientOption.DialCtxFn) off the
 // goroutine of the call that needs one. rueidis makes a new connection on
@@ -141,7 +153,7 @@ func plainDial(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (
 // until then). The connection returned is closed at ctx's deadline, or
 // d.Timeout after it is returned when that comes first, unless Redis has
 // answered on it by then (see heard). An error is the dial's, or a
-// timeout wrapping context.DeadlineExceeded (the dial goes on), or one
+// dialTimeout when d.Timeout passed first (the dial goes on), or one
 // wrapping errMakerGaveUp and ctx's error when ctx ended first or too
 // little of its time was left, or one wrapping net.ErrClosed once c is
 // closed. rueidis hands the outcome to every call that needs the
@@ -194,9 +206,6 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 					heardBy, bounded, callBound = by, true, false
 				}
 			}
-			if !bounded {
-				return p.conn, nil
-			}
 			return newHeard(p.conn, heardBy, callBound), nil
 		}
 		if a.failures != failures {
@@ -216,11 +225,12 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 		case <-ctx.Done():
 			c.mu.Lock()
 			leave()
-			err := ctx.Err()
-			if call.Err() != nil {
-				err = fmt.Errorf("%w: %w", errMakerGaveUp, err)
+			if err := call.Err(); err != nil {
+				return nil, fmt.Errorf("redis: connecting to %s: %w: %w (the connection is still being made in the background)",
+					dst, errMakerGaveUp, err)
 			}
-			return nil, fmt.Errorf("redis: connecting to %s: %w (the connection is still being made in the background)", dst, err)
+			return nil, &dialTimeout{fmt.Sprintf("redis: connecting to %s: no connection within the dial timeout, %v "+
+				"(it is still being made in the background)", dst, d.Timeout)}
 		}
 		c.mu.Lock()
 	}
@@ -282,8 +292,8 @@ func (c *connector) forget(dst string, a *dialing) {
 }
 
 // heard is a connection handed to a call for its HELLO (see DialCtx): it
-// is closed at the call's deadline unless Redis has answered on it by
-// then. A call that could not send its HELLO in time (a loaded machine
+// is closed at the call's deadline (if it has one) unless Redis has
+// answered on it by then. A call that could not send its HELLO in time (a loaded machine
 // that did not run it) has rueidis close the connection after a PING,
 // which a stalled Redis does not answer: without this, the call, and every
 // call waiting for that connection whatever its deadline, were held until
@@ -312,6 +322,9 @@ const (
 // callBound says by is the deadline of the call making the connection.
 func newHeard(conn net.Conn, by time.Time, callBound bool) *heard {
 	h := &heard{Conn: conn, by: by, callBound: callBound}
+	if by.IsZero() {
+		return h
+	}
 	h.timer = time.AfterFunc(time.Until(by), func() {
 		if h.state.CompareAndSwap(heardWaiting, heardClosed) {
 			h.Conn.Close()
@@ -323,7 +336,7 @@ func newHeard(conn net.Conn, by time.Time, callBound bool) *heard {
 // Read reads from the connection; its first bytes keep it open.
 func (h *heard) Read(b []byte) (int, error) {
 	n, err := h.Conn.Read(b)
-	if n > 0 && h.state.Load() == heardWaiting && h.state.CompareAndSwap(heardWaiting, heardAnswered) {
+	if n > 0 && h.state.Load() == heardWaiting && h.state.CompareAndSwap(heardWaiting, heardAnswered) && h.timer != nil {
 		h.timer.Stop()
 	}
 	if err != nil && n == 0 {
@@ -341,19 +354,29 @@ func (h *heard) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// unanswered returns err, a failure to read or write, as one wrapping
-// errMakerGaveUp (and no longer wrapping a timeout, which rueidis would
-// replace with context.DeadlineExceeded) when Redis has not answered yet
-// and the deadline of the call making the connection has passed.
+// unanswered returns err, a failure to read or write before Redis answered
+// HELLO, as an error wrapping errMakerGaveUp once the deadline of the call
+// making the connection has passed, and a timeout as a dialTimeout: rueidis
+// would replace a timeout with context.DeadlineExceeded, which unsent
+// takes for another call's giving up. After HELLO's answer, err is
+// returned as it is.
 func (h *heard) unanswered(err error) error {
-	if !h.callBound || h.state.Load() == heardAnswered || time.Now().Before(h.by) {
+	state := h.state.Load()
+	switch {
+	case state == heardAnswered:
 		return err
+	case h.callBound && !time.Now().Before(h.by):
+		return fmt.Errorf("redis: %w: Redis did not answer its HELLO by that call's deadline (%v)", errMakerGaveUp, err)
+	case state == heardClosed || errors.Is(err, os.ErrDeadlineExceeded):
+		return &dialTimeout{fmt.Sprintf("redis: Redis did not answer HELLO within the dial timeout (%v)", err)}
 	}
-	return fmt.Errorf("redis: %w: Redis did not answer its HELLO by that call's deadline (%v)", errMakerGaveUp, err)
+	return err
 }
 
 // Close closes the connection and stops its deadline.
 func (h *heard) Close() error {
-	h.timer.Stop()
+	if h.timer != nil {
+		h.timer.Stop()
+	}
 	return h.Conn.Close()
 }

@@ -2,9 +2,12 @@ package redis_test
 
 import (
 	"context"
+	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -129,4 +132,82 @@ func TestCallsWaitingForAConnectionAHastyCallGaveUpBeforeHelloAreSentAgain(t *te
 		t.Errorf("%d of %d patient calls failed (first: %v) although Redis answered every HELLO within their Timeout: "+
 			"a hasty call's deadline failed them", n, calls.Load(), firstErr.Load())
 	}
+}
+
+// A call sent again because another call gave up on its connection is one
+// whose context has not ended; a connection the store's own bound ended is
+// the store's failure, never sent again: with Timeout negative (Apply
+// bounded by its caller alone), a call without a deadline against a Redis
+// that new connects no longer reach fails as the dial timeout
+// (DefaultTimeout) passes, not when the background dial gives up (5 s),
+// nor a call with 3 s by its deadline.
+func TestACallWithoutADeadlineFailsByTheDialTimeoutWhenRedisIsUnreachable(t *testing.T) {
+	srv := redistest.Standalone(t)
+	proxy, err := faultproxy.New(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := redis.Dial(redis.Options{Addrs: []string{proxy.Addr()}, Timeout: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	check := []sluice.Check{{Key: "k", Limit: sluice.FixedWindow(1000, time.Hour), Cost: 1}}
+	if err := s.Apply(context.Background(), check, make([]sluice.Status, 1)); err != nil {
+		t.Fatal(err)
+	}
+	addr := proxy.Addr()
+	proxy.Close() // every connection closed
+	blackhole(t, addr)
+	for _, bound := range []time.Duration{0, 3 * time.Second} {
+		ctx, cancel := context.Background(), context.CancelFunc(func() {})
+		if bound > 0 {
+			ctx, cancel = context.WithTimeout(ctx, bound)
+		}
+		start := time.Now()
+		err := s.Apply(ctx, check, make([]sluice.Status, 1))
+		took := time.Since(start)
+		cancel()
+		if err == nil || took > time.Second {
+			t.Errorf("a call with a deadline %v away (0: none) against an unreachable Redis: %v after %v; "+
+				"want a failure by the dial timeout, %v", bound, err, took, redis.DefaultTimeout)
+		}
+	}
+}
+
+// blackhole holds addr, a loopback address no one listens on any longer,
+// with a socket that never accepts and whose accept queue is full: a TCP
+// connect to it hangs, its SYNs dropped, as behind a partition.
+func blackhole(t *testing.T, addr string) {
+	t.Helper()
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	var fill []net.Conn // connects the queue holds
+	t.Cleanup(func() {
+		for _, c := range fill {
+			c.Close()
+		}
+	})
+	for range 8 {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err != nil {
+			return // the queue is full: connects hang
+		}
+		fill = append(fill, c)
+	}
+	t.Fatalf("a connect to %s still succeeds after %d", addr, len(fill))
 }
