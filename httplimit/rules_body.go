@@ -282,7 +282,7 @@ func (f *requestFacts) readForm(rd bodyReading) bool {
 		case rd == bodySent && !bytes.Contains(body, []byte("--"+params["boundary"])):
 			return true
 		default:
-			fs.form, ok = multipartFields(body, params["boundary"])
+			fs.form, ok = multipartFields(body, params["boundary"], t == "multipart/form-data")
 			return ok
 		}
 	}
@@ -363,24 +363,38 @@ func (fv *fieldValues) value() (v string, ambiguous bool) {
 const maxFormParts = 1000
 
 // multipartFields returns the fields of a multipart/form-data body under
-// the names each of Go, Rack 2.2 and Rack 3 reads them, a part that one of
+// the names each of Go, Rack 2.2, Rack 3 and, when php (PHP reads a
+// multipart/form-data body alone), PHP reads them, a part that one of
 // them reads as a file left out under its name alone: Go's Part.FormName
 // (of form-data parts alone; a part with a filename, or a filename*0
-// continuation that mime.ParseMediaType joins into one, is a file), and
-// the names Rack reads in the part's head (see rack2PartName,
-// rack3PartName) whatever its disposition's type, a part without one named
-// by its Content-ID. A part they name differently is the field of each
-// name, so that values that differ under one make it ambiguous (see
-// fieldValues). It reports false, and no fields, for a body that does not
-// read to its final boundary (malformed or cut short, which PHP reads as
-// far as it goes) or has more than maxFormParts parts: a field may be in
-// what was not read; and for one whose parts Rack 2.2 or Rack 3 delimits
-// otherwise than mime/multipart, or fails (see goParts, rackParts): a
+// continuation that mime.ParseMediaType joins into one, is a file), the
+// names Rack reads in the part's head (see rack2PartName, rack3PartName)
+// whatever its disposition's type, a part without one named by its
+// Content-ID, and the name PHP reads in the part's first
+// Content-Disposition (see phpPartName). A part they name differently is
+// the field of each name, so that values that differ under one make it
+// ambiguous (see fieldValues). It reports false, and no fields, for a
+// body that does not read to its final boundary (malformed or cut short,
+// which PHP reads as far as it goes) or has more than maxFormParts parts:
+// a field may be in what was not read; and for one whose parts Rack 2.2,
+// Rack 3 or PHP delimits otherwise than mime/multipart, or Rack fails
+// (see goParts, rackParts, phpParts), or, when php, with the boundary's
+// dash within a part's content, where PHP may open a part of its own: a
 // field may be in a part or a value one of them alone reads.
-func multipartFields(body []byte, boundary string) (url.Values, bool) {
+func multipartFields(body []byte, boundary string, php bool) (url.Values, bool) {
 	raw := goParts(body, boundary)
 	for _, rack3 := range [...]bool{false, true} {
 		if parts, ok := rackParts(body, boundary, rack3); !ok || !sameParts(parts, raw) {
+			return nil, false
+		}
+	}
+	var phpNames []string
+	if php {
+		var parts []rawPart
+		parts, phpNames = phpParts(body, boundary, len(raw)+1)
+		if !sameParts(parts, raw) || slices.ContainsFunc(raw, func(p rawPart) bool {
+			return bytes.Contains(p.content, []byte("--"+boundary))
+		}) {
 			return nil, false
 		}
 	}
@@ -394,22 +408,32 @@ func multipartFields(body []byte, boundary string) (url.Values, bool) {
 		if err != nil || parts == maxFormParts || parts == len(raw) {
 			return nil, false
 		}
-		var names [3]string
+		var names [4]string
 		if p.FileName() == "" {
 			names[0] = p.FormName()
 		}
 		head := string(raw[parts].head)
 		names[1], names[2] = rack2PartName(head), rack3PartName(head)
-		if names == [3]string{} {
+		if php {
+			names[3] = phpNames[parts]
+		}
+		if names == [4]string{} {
 			continue
 		}
 		v, err := io.ReadAll(p) // within the body, at most MaxKeyBody bytes
 		if err != nil {
 			return nil, false
 		}
+		// Go decodes a quoted-printable part; Rack and PHP read it as sent.
+		values := [4]string{string(v), string(raw[parts].content)}
+		values[2], values[3] = values[1], values[1]
 		for i, n := range names {
-			if n != "" && !slices.Contains(names[:i], n) {
-				form.Add(n, string(v))
+			added := n == ""
+			for j := range i {
+				added = added || names[j] == n && values[j] == values[i]
+			}
+			if !added {
+				form.Add(n, values[i])
 			}
 		}
 	}

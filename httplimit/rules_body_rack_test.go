@@ -173,15 +173,17 @@ func TestAMultipartPartIsTheFieldOfEveryNameGoOrRackReads(t *testing.T) {
 	}
 }
 
-// A part that Go and both Racks read as a file is no field: Rack 2.2 reads
-// a filename parameter anywhere in a head whose disposition is wholly
-// parameters, Rack 3 a filename or filename* parameter. Its name's
-// contents are no attempt: each address is counted on its own.
+// A part that Go, both Racks and PHP read as a file is no field: Rack 2.2
+// reads a filename parameter anywhere in a head whose disposition is
+// wholly parameters, Rack 3 a filename or filename* parameter, PHP a
+// filename one alone (a filename* part is a field to it; see
+// TestMultipartFieldPHPReadsIsTheAccountsAttempt). Its name's contents
+// are no attempt: each address is counted on its own.
 func TestAMultipartFileToEveryReaderIsNoField(t *testing.T) {
 	mp := http.Header{"Content-Type": {"multipart/form-data; boundary=X"}}
 	for _, head := range []string{
 		`Content-Disposition: form-data; name="email"; filename="a.txt"`,
-		`Content-Disposition: form-data; name="email"; filename*=UTF-8''a.txt`,
+		`Content-Disposition: form-data; name="email"; filename*=UTF-8''a.txt; filename="a.txt"`,
 	} {
 		mw, _ := rulesMiddleware(t, bodyKeyRule("form:email", httplimit.FallbackIP, 1))
 		h := mw.Handler(echoBody())
