@@ -78,6 +78,9 @@ func readFile(path string) ([]byte, error) {
 type loader struct {
 	rules *Rules
 	where map[string]string // domain → file:line that defined it
+	// read counts the bytes of the keys and values of the descriptors of
+	// the file being loaded (see maxDescriptorText).
+	read int64
 }
 
 func newLoader() *loader {
@@ -89,6 +92,7 @@ func (l *loader) load(name string, data []byte) error {
 		return &Error{File: name, Msg: fmt.Sprintf("larger than %d bytes", maxFileSize)}
 	}
 	d := &decoder{&yamlcheck.Decoder{File: name}}
+	l.read = 0
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	docs := 0
 	for {
@@ -129,7 +133,7 @@ func (l *loader) domain(d *decoder, doc *yaml.Node) {
 	ok := d.Mapping(doc, "", map[string]field{
 		"domain": func(n *yaml.Node, p string) { domain, domainNode = d.Str(n, p), n },
 		"descriptors": func(n *yaml.Node, p string) {
-			d.descriptors(n, p, root, nil)
+			d.descriptors(n, p, root, newPlace(&l.read))
 		},
 	})
 	switch {

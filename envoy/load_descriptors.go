@@ -3,32 +3,36 @@ package envoy
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/sluice-dev/sluice/internal/yamlcheck"
+	"fmt"
+	"hash"
+	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
 )
 
-// descriptors decodes a list of descriptors into the children of parent;
-// trail holds the path segments ("key" or "key_value") leading to parent.
-func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, trail []string) {
-	lines := map[entry]int{}
+// descriptors decodes a list of descriptors into the children of parent,
+// whose place in the tree is at.
+func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, at *place) {
+	lines := map[[2]*text]int{} // key and value (nil: none) → line
 	d.List(n, path, func(_ int, e *yaml.Node, path string) {
 		var (
-			key, value                         string
-			keyNode, rlNode, shadowNode        *yaml.Node
-			quotaNode, shareNode, childrenNode *yaml.Node
-			childrenPath                       string
-			shadow, quota, share               bool
-			rl                                 rawRateLimit
-			child                              = &node{}
+			key, value                             string
+			keyNode, valueNode, rlNode, shadowNode *yaml.Node
+			quotaNode, shareNode, childrenNode     *yaml.Node
+			childrenPath                           string
+			shadow, quota, share                   bool
+			rl                                     rawRateLimit
+			child                                  = &node{}
 		)
 		ok := d.Mapping(e, path, map[string]field{
 			"key":   func(n *yaml.Node, p string) { key, keyNode = d.Str(n, p), n },
-			"value": func(n *yaml.Node, p string) { value = d.optionalStr(n, p) },
+			"value": func(n *yaml.Node, p string) { value, valueNode = d.optionalStr(n, p), n },
 			"rate_limit": func(n *yaml.Node, p string) {
 				rlNode = n
 				d.rateLimit(n, p, &rl)
@@ -56,23 +60,29 @@ func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, trail []s
 			d.Errorf(keyNode, yamlcheck.Join(path, "key"), "must not be empty")
 			return
 		}
+		if !at.read(d, len(key)+len(value), e, path) {
+			return
+		}
 		ent := entry{key, value}
-		if line, dup := lines[ent]; dup {
-			what := "key " + key
+		// Equal texts are one *text: comparing them costs nothing, however
+		// long they are and however often an alias repeats them.
+		var texts [2]*text
+		texts[0] = at.text(keyNode)
+		if value != "" {
+			texts[1] = at.text(valueNode)
+		}
+		if line, dup := lines[texts]; dup {
+			what := "key " + shown(key)
 			if value != "" {
-				what += " with value " + value
+				what += " with value " + shown(value)
 			}
 			d.Errorf(keyNode, yamlcheck.Join(path, "key"), "%s is already a descriptor of this list (line %d)", what, line)
 			return
 		}
-		lines[ent] = keyNode.Line
-		seg := key
-		if value != "" {
-			seg += "_" + value
-		}
-		trail := append(trail[:len(trail):len(trail)], seg)
+		lines[texts] = keyNode.Line
+		here := at.child(texts[0], texts[1])
 		if rlNode != nil && rlNode.Kind == yaml.MappingNode {
-			child.rule = d.rule(&rl, rlNode, yamlcheck.Join(path, "rate_limit"), shadow, quota, trail)
+			child.rule = d.rule(&rl, rlNode, yamlcheck.Join(path, "rate_limit"), shadow, quota, here)
 		} else {
 			if shadow {
 				d.Errorf(shadowNode, yamlcheck.Join(path, "shadow_mode"), "has no effect without a rate_limit")
@@ -94,7 +104,7 @@ func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, trail []s
 			}
 		}
 		if childrenNode != nil {
-			d.descriptors(childrenNode, childrenPath, child, trail)
+			d.descriptors(childrenNode, childrenPath, child, here)
 		}
 		switch {
 		case value == "" && strings.HasSuffix(key, "*"):
@@ -176,8 +186,9 @@ func (d *decoder) rateLimit(n *yaml.Node, path string, rl *rawRateLimit) {
 	})
 }
 
-// rule builds the rule of a rate_limit block, or nil if it is invalid.
-func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow, quota bool, trail []string) *rule {
+// rule builds the rule of a rate_limit block of the descriptor at, or nil
+// if it is invalid.
+func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow, quota bool, at *place) *rule {
 	before := len(d.Errs)
 	// quota_mode reports an OVER_LIMIT descriptor as OK and never refuses
 	// the request: a shadow limit, reported its own way (shadow_mode, if
@@ -190,11 +201,14 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow, quot
 	}
 	switch {
 	case r.label == "":
-		r.label = derivedName(trail)
+		r.label = at.name()
 	case !sluice.ValidName(r.label):
 		// envoyproxy/ratelimit takes any text; sluice's limit names are
 		// header tokens and metric labels.
-		r.label = derivedName([]string{r.label})
+		t := at.text(rl.nameNode)
+		var c cleaned
+		c.add(t)
+		r.label = c.name(func() []byte { return t.sum[:] })
 	}
 	if rl.unlimited {
 		r.unlimited = true
@@ -278,32 +292,222 @@ func (d *decoder) optionalStr(n *yaml.Node, path string) string {
 	return d.Str(n, path)
 }
 
-// derivedName names a rule without rate_limit.name after its path in the
-// tree, e.g. "remote_address.path_login" for key remote_address then key
-// path with value /login: segments joined by '.', every byte outside
-// [A-Za-z0-9._-] replaced by '_' (leading ones dropped), and a path longer
-// than 64 bytes cut to 55 and suffixed with '-' and 8 hex digits of its
-// SHA-256, so that it stays distinct.
-func derivedName(trail []string) string {
-	full := strings.Join(trail, ".")
-	b := make([]byte, 0, len(full))
-	for i := 0; i < len(full); i++ {
-		c := full[i]
-		if !sluice.ValidName(string(c)) {
+// maxDescriptorText bounds the bytes of the keys and values of the
+// descriptors of one rules file, each counted at every place it stands:
+// an alias of a long key in many descriptors counts its bytes in each, as
+// envoyproxy/ratelimit copies them into each, and as the rules tree holds
+// (and hashes) them in each.
+const maxDescriptorText = 1 << 30
+
+// maxNameLen is the length of the longest limit name (sluice.ValidName).
+const maxNameLen = 64
+
+// maxHashedText is the length of the longest key or value that the path a
+// long derived name hashes holds as written (see place.name): a longer one
+// stands for its SHA-256, so that a key aliased in many places costs each
+// of them a bounded time.
+const maxHashedText = 1 << 10
+
+// place is a descriptor's place in its domain's tree, as derived names
+// need it. The root (a place without a parent) is the domain's, whose
+// path is empty.
+type place struct {
+	parent *place
+	// texts holds the text of each key, value and name node met in the
+	// document, and byValue each text by its value (so that equal texts
+	// are one), both shared by all its places.
+	texts   map[*yaml.Node]*text
+	byValue map[string]*text
+	// bytes counts the bytes of the file's keys and values read so far
+	// (see maxDescriptorText), shared by all the places of the file.
+	bytes      *int64
+	key, value *text // value nil: none
+	path       cleaned
+	// sum, once a long name at or below the place needs it, holds the
+	// SHA-256 state of the place's path as hashed.
+	sum hash.Hash
+}
+
+// newPlace returns the root of a domain's tree; bytes counts the bytes of
+// its file's keys and values read.
+func newPlace(bytes *int64) *place {
+	return &place{texts: map[*yaml.Node]*text{}, byValue: map[string]*text{}, bytes: bytes}
+}
+
+// read counts the n bytes of the key and value of a descriptor under p
+// and reports whether the file's keys and values are within
+// maxDescriptorText; the first time they are not, it records the problem
+// at the descriptor e, at path.
+func (p *place) read(d *decoder, n int, e *yaml.Node, path string) bool {
+	was := *p.bytes
+	*p.bytes += int64(n)
+	if *p.bytes <= maxDescriptorText {
+		return true
+	}
+	if was <= maxDescriptorText {
+		d.Errorf(e, path, "the keys and values of the file's descriptors, each counted wherever an alias repeats it, total more than %d bytes by here, the most a rules file may (envoyproxy/ratelimit copies each into every descriptor)", maxDescriptorText)
+	}
+	return false
+}
+
+// child returns the place of the descriptor under p of the key key and
+// the value value (nil: none).
+func (p *place) child(key, value *text) *place {
+	c := &place{parent: p, texts: p.texts, byValue: p.byValue, bytes: p.bytes, key: key, value: value, path: p.path}
+	c.path.head = append(make([]byte, 0, maxNameLen+1), p.path.head...)
+	if p.parent != nil {
+		c.path.push('.')
+	}
+	c.path.add(key)
+	if value != nil {
+		c.path.push('_')
+		c.path.add(value)
+	}
+	return c
+}
+
+// text returns the text of the scalar n: one *text for all the nodes of
+// one value, each cleaned and hashed once.
+func (p *place) text(n *yaml.Node) *text {
+	if t, ok := p.texts[n]; ok {
+		return t
+	}
+	if t, ok := p.byValue[n.Value]; ok {
+		p.texts[n] = t
+		return t
+	}
+	t := &text{hashed: n.Value, sum: sha256.Sum256([]byte(n.Value))}
+	for i := 0; i < len(n.Value); i++ {
+		c := n.Value[i]
+		if !nameByte(c) {
 			c = '_'
 		}
-		if c == '_' && (len(b) == 0 || b[len(b)-1] == '.' || b[len(b)-1] == '_') {
-			continue // "path_/login" → "path_login", not "path__login"
-		}
-		b = append(b, c)
+		t.push(c)
 	}
-	if len(b) == 0 {
-		b = append(b, "descriptor"...)
+	if len(n.Value) > maxHashedText {
+		t.hashed = hex.EncodeToString(t.sum[:])
 	}
-	if len(b) > 64 {
-		sum := sha256.Sum256([]byte(full))
-		b = append(b[:55], '-')
-		b = append(b, hex.EncodeToString(sum[:4])...)
+	p.texts[n], p.byValue[n.Value] = t, t
+	return t
+}
+
+// name returns the name of a rule at p without rate_limit.name, after its
+// path in the tree, e.g. "remote_address.path_login" for key
+// remote_address then key path with value /login: a segment "key", or
+// "key_value", per level, joined by '.', with every byte outside
+// [A-Za-z0-9._-] replaced by '_' and a '_' dropped at the start of a
+// segment and after another '_' (a rate_limit.name that is not a sluice
+// limit name is made one the same way, as one segment). An empty result
+// is "descriptor"; one longer than maxNameLen bytes is cut to 55 and
+// suffixed with '-' and 8 hex digits of the SHA-256 of the path as joined
+// (of the name, for a rate_limit.name), so that it stays distinct. In the
+// path hashed, a key or value longer than maxHashedText bytes stands for
+// its own SHA-256, in hex.
+//
+// Naming costs time bounded by the file: each key and value is cleaned
+// and hashed once however many places an alias puts it in, a place keeps
+// only the start of its cleaned path, and the SHA-256 state of a place's
+// path, once a long name needs it, goes on from its parent's.
+func (p *place) name() string {
+	return p.path.name(func() []byte { return p.hash().Sum(nil) })
+}
+
+// hash returns the SHA-256 state of p's path as hashed, which the caller
+// must not change.
+func (p *place) hash() hash.Hash {
+	if p.sum != nil {
+		return p.sum
 	}
-	return string(b)
+	if p.parent == nil {
+		p.sum = sha256.New()
+		return p.sum
+	}
+	h, err := p.parent.hash().(hash.Cloner).Clone()
+	if err != nil {
+		panic(err) // crypto/sha256's state always clones
+	}
+	if p.parent.parent != nil {
+		io.WriteString(h, ".")
+	}
+	io.WriteString(h, p.key.hashed)
+	if p.value != nil {
+		io.WriteString(h, "_")
+		io.WriteString(h, p.value.hashed)
+	}
+	p.sum = h
+	return h
+}
+
+// text is a key, value or rate_limit.name as derived names need it.
+type text struct {
+	cleaned
+	// hashed is the text's part of a hashed path: the text itself, or its
+	// SHA-256 in hex if it is longer than maxHashedText bytes.
+	hashed string
+	// sum is the SHA-256 of the text.
+	sum [sha256.Size]byte
+}
+
+// cleaned is a text made a limit name (see place.name), or the start of
+// one: its first maxNameLen+1 bytes, enough to tell a name that must be
+// cut, the length of all of it and its last byte (0 if it is empty).
+type cleaned struct {
+	head []byte
+	n    int
+	last byte
+}
+
+// push appends the byte b of a text, b already a name byte.
+func (c *cleaned) push(b byte) {
+	if b == '_' && (c.n == 0 || c.last == '.' || c.last == '_') {
+		return // "path_/login" → "path_login", not "path__login"
+	}
+	c.n++
+	c.last = b
+	if len(c.head) <= maxNameLen {
+		c.head = append(c.head, b)
+	}
+}
+
+// add appends t, which starts a segment or follows the '_' of one.
+func (c *cleaned) add(t *text) {
+	if t.n == 0 {
+		return
+	}
+	c.n += t.n
+	c.last = t.last
+	if room := maxNameLen + 1 - len(c.head); room > 0 {
+		c.head = append(c.head, t.head[:min(room, len(t.head))]...)
+	}
+}
+
+// name returns the name the cleaned text makes, sum returning the SHA-256
+// of what it was cleaned from (called for a long name only).
+func (c *cleaned) name(sum func() []byte) string {
+	switch {
+	case c.n == 0:
+		return "descriptor"
+	case c.n <= maxNameLen:
+		return string(c.head)
+	}
+	return string(c.head[:55]) + "-" + hex.EncodeToString(sum()[:4])
+}
+
+// nameByte reports whether sluice.ValidName allows the byte c.
+func nameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
+}
+
+// shown returns s as a message shows it: s itself, or the start of s and
+// its length if s is longer than 100 bytes.
+func shown(s string) string {
+	const most = 100
+	if len(s) <= most {
+		return s
+	}
+	i := most
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:i], len(s))
 }

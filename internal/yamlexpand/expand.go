@@ -408,10 +408,18 @@ func (x *Expander) overlay(k, old, v *yaml.Node, path string) *yaml.Node {
 // key returns the expansion of the key k of the mapping at path, placed
 // where k is written: an alias (*name :) stands for its anchor's scalar,
 // as yaml.v2 reads it, and an alias of a mapping or a list, which names no
-// field, is refused.
+// field, is refused. A key other than << tagged !!merge (see IsMergeKey)
+// is its text, tagged !!str, as yaml.v2 reads it.
 func (x *Expander) key(k *yaml.Node, path string) *yaml.Node {
 	if k.Kind != yaml.AliasNode {
-		return x.node(k, yamlcheck.Join(path, k.Value))
+		out := x.node(k, yamlcheck.Join(path, k.Value))
+		if out.Kind != yaml.ScalarNode || out.Tag != "!!merge" {
+			return out
+		}
+		text := *out
+		text.Tag = "!!str"
+		x.sizes[&text] = x.sizes[out]
+		return &text
 	}
 	path = yamlcheck.Join(path, "*"+k.Value)
 	out := x.node(k, path)
@@ -427,9 +435,13 @@ func (x *Expander) key(k *yaml.Node, path string) *yaml.Node {
 	return &at
 }
 
-// IsMergeKey reports whether the mapping key k, as written, is a merge key
-// (<<).
-func IsMergeKey(k *yaml.Node) bool { return k.Kind == yaml.ScalarNode && k.Tag == "!!merge" }
+// IsMergeKey reports whether the mapping key k, as written, is a merge key:
+// the text << written plain or tagged !!merge, as yaml.v2 reads one. A key
+// of other text is that text, tagged !!merge or not ("<<" quoted is the
+// text <<, too).
+func IsMergeKey(k *yaml.Node) bool {
+	return k.Kind == yaml.ScalarNode && k.Tag == "!!merge" && k.Value == "<<"
+}
 
 // Resolve returns the node n stands for: its anchor's, for an alias (of an
 // alias…), n itself otherwise.
