@@ -301,7 +301,7 @@ func grpcCode(httpStatus int) codes.Code {
 		return codes.ResourceExhausted
 	case http.StatusServiceUnavailable, http.StatusBadGateway:
 		return codes.Unavailable
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusRequestHeaderFieldsTooLarge:
 		return codes.InvalidArgument
 	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
 		return codes.DeadlineExceeded

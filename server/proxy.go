@@ -36,11 +36,14 @@ import (
 // to maxLoggedPath bytes and the error to maxLoggedLine (it may quote the
 // client's headers); one asking to switch to a protocol whose name is not
 // printable ASCII, which the proxy refuses unsent, is the client's mistake:
-// a 400, neither logged nor counted by the degradation monitor (markUnsent).
-// A request switching protocols goes to an https upstream over HTTP/1.1 (see
-// upgradesOverHTTP1), and to an h2c one without its Connection and Upgrade
-// fields, which HTTP/2 cannot carry: the upstream answers it as a request
-// asking for no switch. It has connections.write_timeout to start its answer
+// a 400, neither logged nor counted by the degradation monitor (markUnsent),
+// as is one whose header list is larger than an HTTP/2 upstream advertised
+// it accepts, which net/http's transport refuses unsent: a 431. A request
+// switching protocols goes to an https upstream over HTTP/1.1, or over
+// HTTP/2 without its Connection and Upgrade fields to one that does not
+// speak HTTP/1.1 (see upgradesOverHTTP1), and to an h2c one without them,
+// which HTTP/2 cannot carry: the upstream answers it as a request asking
+// for no switch. It has connections.write_timeout to start its answer
 // (else 504; counted from the request written to it whole, see answerWait),
 // which may then stream for as long as it moves data (see streamWriter);
 // connections switched to another protocol join switched. A request's body,
@@ -83,14 +86,16 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 	}
 	if u.Scheme == "https" {
 		// A request switching protocols goes over HTTP/1.1, whatever the
-		// upstream's ALPN would pick (see upgradesOverHTTP1).
+		// upstream's ALPN would pick, unless the upstream does not speak
+		// it (see upgradesOverHTTP1).
 		h1 := newTransport()
 		h1.Protocols = new(http.Protocols)
 		h1.Protocols.SetHTTP1(true)
+		h1.TLSClientConfig = new(tls.Config)
 		if tlsConfig != nil {
 			h1.TLSClientConfig = tlsConfig.Clone()
-			h1.TLSClientConfig.NextProtos = nil
 		}
+		h1.TLSClientConfig.NextProtos = []string{"http/1.1"}
 		rt = upgradesOverHTTP1{rt: transport, h1: h1}
 		closeIdle = func() {
 			transport.CloseIdleConnections()
@@ -173,10 +178,27 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 					"The Upgrade header names a protocol that is not printable ASCII.")
 				return
 			}
+			if headerListTooLarge(err) {
+				// Larger than the HTTP/2 upstream accepts, which the
+				// transport knows from its SETTINGS: refused unsent, the
+				// client's mistake, as the upstream's own 431 would say.
+				markUnsent(w)
+				writeJSONProblem(w, http.StatusRequestHeaderFieldsTooLarge, "Request Header Fields Too Large",
+					"The request's header fields are larger than the upstream service accepts.")
+				return
+			}
 			// err may repeat what the client sent (its Upgrade header, as
 			// the upstream's answer to it quotes it): cut as the path is.
 			failures.warn("upstream failed", "upstream", u.Host, "path", cutText(r.URL.Path, maxLoggedPath),
 				"err", cutText(err.Error(), maxLoggedLine))
+			if errors.Is(err, errNotHTTP1) {
+				// Not the upstream's failure: it was asked in a protocol
+				// it may not speak.
+				markUnsent(w)
+				writeJSONProblem(w, http.StatusBadGateway, "Bad Gateway",
+					"The upstream service did not answer a request switching protocols over HTTP/1.1, which it may not speak. Send the request without Upgrade.")
+				return
+			}
 			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 				writeJSONProblem(w, http.StatusGatewayTimeout, "Gateway Timeout",
 					"The upstream service did not answer in time; the request was admitted and counted. Retry later.")
@@ -217,21 +239,95 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 // upgradesOverHTTP1 is the transport to an https upstream: a request
 // switching protocols (one with an Upgrade field: httputil.ReverseProxy
 // forwards the field only then) goes over h1, a transport speaking
-// HTTP/1.1 alone, the others over rt. HTTP/2 has no Upgrade (RFC 9113
-// §8.2.2), and net/http's HTTP/2 transport refuses such a request unsent;
-// net/http keeps a WebSocket's on HTTP/1.1 itself, but not another
-// protocol's, which an upstream negotiating h2 would never be asked. Over
-// HTTP/1.1 the upstream switches, or answers the request ignoring the
-// Upgrade (RFC 9110 §7.8), as an http:// upstream does.
+// HTTP/1.1 alone (ALPN offering http/1.1, or nothing for a WebSocket's),
+// the others over rt. HTTP/2 has no Upgrade (RFC 9113 §8.2.2), and
+// net/http's HTTP/2 transport refuses such a request unsent; net/http
+// keeps a WebSocket's on HTTP/1.1 itself, but not another protocol's,
+// which an upstream negotiating h2 would never be asked. Over HTTP/1.1
+// the upstream switches, or answers the request ignoring the Upgrade
+// (RFC 9110 §7.8), as an http:// upstream does.
+//
+// An upstream that does not speak HTTP/1.1 (a gRPC server, which accepts
+// h2 alone) refuses the TLS handshake (alert no_application_protocol), or
+// completes it without confirming http/1.1 by ALPN and then fails the
+// request unanswered. A request without a body is then sent over rt
+// without its Connection and Upgrade fields, as to an h2c upstream, and
+// the upstream's answer is the request's; a request with a body, which the
+// attempt may have read, is not sent again: its error wraps errNotHTTP1, a
+// 502 logged but not counted by the degradation monitor. An upstream
+// that confirmed http/1.1, or answered on the connection before, failed
+// the request itself, as do a timeout and every failure of the dial
+// before TLS.
 type upgradesOverHTTP1 struct {
 	rt, h1 http.RoundTripper
 }
 
 func (t upgradesOverHTTP1) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Header.Get("Upgrade") != "" {
-		return t.h1.RoundTrip(r)
+	if r.Header.Get("Upgrade") == "" {
+		return t.rt.RoundTrip(r)
 	}
+	var a http1Attempt
+	ctx := httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{GotConn: a.gotConn})
+	resp, err := t.h1.RoundTrip(r.WithContext(ctx))
+	if err == nil || !a.notHTTP1(err) || r.Context().Err() != nil {
+		return resp, err
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		return nil, fmt.Errorf("%w: %w", errNotHTTP1, err)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Del("Connection")
+	r.Header.Del("Upgrade")
 	return t.rt.RoundTrip(r)
+}
+
+// errNotHTTP1 is the error of a request switching protocols that an https
+// upstream failed unanswered over HTTP/1.1 without having confirmed it
+// speaks it (see upgradesOverHTTP1): no outcome of the upstream's.
+var errNotHTTP1 = errors.New("the upstream did not answer over HTTP/1.1, which it may not speak")
+
+// http1Attempt follows a request sent over HTTP/1.1 to an https upstream:
+// unconfirmed is set when the transport got a new connection on which the
+// upstream did not confirm http/1.1 by ALPN. The transport calls gotConn
+// on the goroutine of its RoundTrip.
+type http1Attempt struct {
+	unconfirmed bool
+}
+
+func (a *http1Attempt) gotConn(info httptrace.GotConnInfo) {
+	tc, ok := info.Conn.(*tls.Conn)
+	a.unconfirmed = ok && !info.Reused && tc.ConnectionState().NegotiatedProtocol != "http/1.1"
+}
+
+// notHTTP1 reports whether err, the attempt's failure, shows that the
+// upstream may not speak HTTP/1.1: its TLS alert refusing the protocols
+// offered (RFC 7301 §3.2), or a failure other than a timeout on a
+// connection on which it did not confirm http/1.1.
+func (a *http1Attempt) notHTTP1(err error) bool {
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		return false
+	}
+	if a.unconfirmed {
+		return true
+	}
+	// crypto/tls reports an alert received as a *net.OpError "remote
+	// error" whose Err, of an unexported type, reads as tls.AlertError's.
+	oe, ok := errors.AsType[*net.OpError](err)
+	return ok && oe.Op == "remote error" && oe.Err != nil &&
+		oe.Err.Error() == tls.AlertError(alertNoApplicationProtocol).Error()
+}
+
+// alertNoApplicationProtocol is the TLS alert of a server that speaks
+// none of the protocols the client offered by ALPN (RFC 7301 §3.2).
+const alertNoApplicationProtocol = 120
+
+// headerListTooLarge reports whether err is net/http's HTTP/2 transport
+// refusing a request unsent because its header list (or its trailers')
+// is larger than the upstream's SETTINGS_MAX_HEADER_LIST_SIZE. The error
+// is not exported (golang.org/x/net/http2's copy neither): its text is
+// matched, which both share.
+func headerListTooLarge(err error) bool {
+	return strings.Contains(err.Error(), "request header list larger than peer's advertised limit")
 }
 
 // invalidUpgrade reports whether h asks to switch protocols (Connection
@@ -555,8 +651,10 @@ func markOwn(w http.ResponseWriter) {
 
 // markUnsent marks the answer w is about to write as sluice's own to a
 // request the proxy refused without sending it (an Upgrade that is not
-// printable ASCII): no outcome of the upstream's, which was not asked. The
-// monitor ends the request with status 0 (statusWriter.upstreamStatus),
+// printable ASCII, a header list larger than an HTTP/2 upstream accepts),
+// or sent in a protocol the upstream may not speak (errNotHTTP1): no
+// outcome of the upstream's, which was not asked, or not in its protocol.
+// The monitor ends the request with status 0 (statusWriter.upstreamStatus),
 // counting neither its status nor its latency; for CORS and for a gRPC
 // call it is one of sluice's own answers.
 func markUnsent(w http.ResponseWriter) {

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/textproto"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"golang.org/x/net/http/httpguts"
 
 	"github.com/sluice-dev/sluice/config"
 )
@@ -24,11 +25,12 @@ import (
 // ("%2e%2e", "..%2F"), which are resolved on the path as written, its other
 // escapes kept (resolveDotSegments) — so the upstream gets the path the
 // limiter judged, which no reading of its escapes resolves further.
-// An offer to upgrade to HTTP/2 (Upgrade: h2c) is ignored: the upstream
-// gets requests one by one, each judged. The limits judge a request
-// without the fields the proxy does not forward (see asForwarded): a
-// header a client names in its Connection field, which the upstream never
-// sees, neither matches a rule nor leaves a request out of one.
+// An offer to upgrade to HTTP/2 (Upgrade: h2c, h2 or HTTP/2.0, see
+// offersHTTP2) is ignored: the upstream gets requests one by one, each
+// judged. The limits judge a request without the fields the proxy does
+// not forward (see asForwarded): a header a client names in its
+// Connection field, which the upstream never sees, neither matches a rule
+// nor leaves a request out of one.
 func (s *Server) publicRoutes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -40,7 +42,7 @@ func (s *Server) publicRoutes() http.Handler {
 			w.WriteHeader(http.StatusTemporaryRedirect)
 			return
 		}
-		if httpguts.HeaderValuesContainsToken(r.Header["Upgrade"], "h2c") {
+		if offersHTTP2(r.Header["Upgrade"]) {
 			// The client's offer to switch its connection to HTTP/2 would
 			// reach the upstream, whose streams on it the limiter would
 			// not see: ignored, as a server may (RFC 9110 §7.8).
@@ -62,6 +64,34 @@ func (s *Server) publicRoutes() http.Handler {
 		s.protect(w, r)
 	})
 	return ownMuxAnswers(mux)
+}
+
+// offersHTTP2 reports whether the Upgrade values vs name HTTP/2 among
+// their protocols, in any case: h2c (RFC 7540 §3.2), h2 (its name over
+// TLS, which some servers switch to as well), their drafts' names (h2-14,
+// h2c-14) and HTTP/2 with or without a minor version (HTTP/2.0).
+func offersHTTP2(vs []string) bool {
+	for _, v := range vs {
+		for p := range strings.SplitSeq(v, ",") {
+			p = textproto.TrimString(p)
+			name, version, _ := strings.Cut(p, "/")
+			switch {
+			case strings.EqualFold(name, "http"):
+				if version == "2" || strings.HasPrefix(version, "2.") {
+					return true
+				}
+			case len(name) >= 2 && strings.EqualFold(name[:2], "h2"):
+				rest := name[2:]
+				if rest != "" && (rest[0] == 'c' || rest[0] == 'C') {
+					rest = rest[1:]
+				}
+				if rest == "" || rest[0] == '-' {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // adminRoutes is the admin listener. Each endpoint names the scope its
