@@ -177,7 +177,9 @@ func (h *hostState) finish(tk ticket, r response) {
 // wrong, so the host trusts nothing sent so far and waits until the server
 // says the quota is back (its Retry-After, or the reset of a quota spent
 // for tk), or when it says neither, for the client's own backoff
-// (r.backoff), defaultReset without one. h.mu is held.
+// (r.backoff), defaultReset without one. A refusal for a concurrency
+// quota (see slotsRefused) holds the probe, past that wait, until a slot
+// that the host's own requests held is back. h.mu is held.
 func (h *hostState) refused(tk ticket, r response) {
 	h.unrelease(tk)
 	wait, told := serverWait(r.ra, r.hasRA, r.rl, r.hasRL, tk.cost)
@@ -198,11 +200,44 @@ func (h *hostState) refused(tk ticket, r response) {
 	h.mode = modeKnown
 	h.epoch++
 	h.now = bound{base: h.sent, n: 1}
+	h.slotsRefused(tk, r, &h.now)
 	h.eventual = h.now
 	h.probeAt = r.at.Add(wait)
 	if r.hasRL {
 		h.remember(tk, r, true, r.hasRA)
 	}
+}
+
+// slotsRefused adds to b, the bound after r, a 429 answering tk, the
+// slots that the host's own requests held when r arrived, when r states a
+// concurrency policy with too little left for tk: those answered and not
+// ended (nor lost, whose slots a probe may find free), tk aside, as a
+// refused request holds none. Such a policy has its slots back as they
+// end, not with a reset: a probe waits until one of them has ended, or
+// failed (see slotsMayFit), so that it is not sent while every slot is
+// still held, by bodies still streaming say. The requests in flight when
+// r arrived, which may be refused as well, are not counted as held, nor
+// their ends as slots back. When the host held no slot, the refusal
+// counts the requests of other clients, whose ends it cannot see: the
+// probe goes after the wait. h.mu is held.
+func (h *hostState) slotsRefused(tk ticket, r response, b *bound) {
+	spent := false
+	for _, q := range r.quotas {
+		spent = spent || q.inFlight && q.Remaining < tk.cost
+	}
+	lost := algo.AddSat(h.lost, h.forgiven)
+	held := h.sent - h.ended - lost - h.inflight - tk.cost
+	if !spent || held <= 0 || b.n == len(b.rem) {
+		return
+	}
+	// A probe fits (slotsFit) once the units ended beyond tk's and those
+	// in flight, with those lost since, come to its cost less rem: once
+	// one held has ended, or all have when they hold fewer units than
+	// tk's cost. tk's end, its body read or closed, is counted first.
+	b.rem[b.n], b.inFlight[b.n] = max(tk.cost-held, 0), true
+	b.n++
+	b.ended = algo.AddSat(algo.AddSat(h.ended, tk.cost), h.inflight)
+	b.forgiven = lost
 }
 
 // end records that tk's request has ended, its answer read whole or its
@@ -224,7 +259,7 @@ func (h *hostState) end(tk ticket) {
 
 // boundOf is the bound that r, the response to tk, proves.
 func (h *hostState) boundOf(tk ticket, r response) bound {
-	b := bound{base: algo.AddSat(algo.AddSat(tk.doneAtSend, tk.forgiven), tk.cost), ended: tk.endedAtSend, forgiven: tk.forgiven, at: r.at}
+	b := bound{base: algo.AddSat(algo.AddSat(tk.doneAtSend, tk.forgiven), tk.cost), ended: tk.doneAtSend, forgiven: tk.forgiven, at: r.at}
 	add := func(q quota) {
 		if b.n == len(b.rem) {
 			return // more policies than a bound keeps: the rest say less than r.rl's

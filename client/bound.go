@@ -18,17 +18,20 @@ const maxPolicies = 8
 // A concurrency policy (RateLimit-Policy's qu="concurrent-requests")
 // counts requests in flight: its slots come back as requests end (their
 // answer whole: a server holds a slot while it writes the body), not with
-// time. Every unit whose request has ended since the response's request
-// was sent (ended − ended_j, ended_j being ended then) held a slot counted
-// in it, or took one after it and gave it back, so such a policy bounds
-// sent by rem_p + ended − ended_j, with no cap: the client's units not
-// yet ended stay within the slots rem_p and the request's own left. Such
+// time. When the server decided j, cost_j + rem_p of its slots were not
+// held by others, so at least that many are the client's: its units not
+// yet ended may number that many, sent ≤ ended + forgiven_j + cost_j +
+// rem_p, with no cap; with ended_j = done_j, that is base + rem_p + ended
+// − ended_j. No request of the client's counts as holding a slot when j
+// was decided, answered or not: one whose answer had arrived may have
+// given its slot back just before (its body's last bytes still on the
+// way), and rem_p counts that slot free already. Such
 // a policy has no reset nor rate: a request it holds waits for a request
 // to end, not for a reset (the slots of lost units, which never end,
 // wait for a probe: see hostState.slotsMayFit).
 type bound struct {
 	base  int64 // done_j + forgiven_j + cost_j
-	ended int64 // ended_j
+	ended int64 // ended_j: the units ended that the policies count from
 	// forgiven is forgiven_j, the lost units the base counts as answered
 	// (see hostState.lost): the other lost units never end, and may hold
 	// slots or not (see slotsFit).
@@ -82,7 +85,7 @@ func (b *bound) valueAfter(el float64, capacity, ended int64) int64 {
 	slots := int64(math.MaxInt64)
 	for i := range b.n {
 		if b.inFlight[i] {
-			slots = min(slots, algo.AddSat(b.rem[i], max(ended-b.ended, 0)))
+			slots = min(slots, b.slots(i, ended))
 			continue
 		}
 		rated = true
@@ -104,13 +107,20 @@ func (b *bound) valueAfter(el float64, capacity, ended int64) int64 {
 // neither ended nor been lost holds its slot for sure, however long. A
 // bound of no concurrency policy fits.
 func (b *bound) slotsFit(need, ended, lost int64) bool {
-	back := algo.AddSat(max(ended-b.ended, 0), max(lost-b.forgiven, 0))
+	back := max(lost-b.forgiven, 0)
 	for i := range b.n {
-		if b.inFlight[i] && algo.AddSat(b.base, algo.AddSat(b.rem[i], back)) < need {
+		if b.inFlight[i] && algo.AddSat(b.base, algo.AddSat(b.slots(i, ended), back)) < need {
 			return false
 		}
 	}
 	return true
+}
+
+// slots is what concurrency policy i adds to the base, ended units having
+// ended: rem_i + ended − ended_j, less than rem_i while requests that had
+// been answered when j was sent have not ended.
+func (b *bound) slots(i int, ended int64) int64 {
+	return algo.AddSat(b.rem[i], algo.AddSat(ended, -b.ended))
 }
 
 // top is the highest value the bound reaches in time, ended units having
@@ -132,7 +142,7 @@ func (b *bound) reaches(need int64, now time.Time, capacity, ended int64) time.T
 	for i := range b.n {
 		rem := b.rem[i]
 		if b.inFlight[i] {
-			rem = algo.AddSat(rem, max(ended-b.ended, 0))
+			rem = b.slots(i, ended)
 		}
 		if short := missing - rem; short > 0 {
 			if b.rate[i] <= 0 {

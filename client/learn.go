@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/internal/algo"
 )
 
@@ -199,7 +200,6 @@ type ticket struct {
 	// alone whether nothing else was in flight then.
 	admittedAtSend int64
 	alone          bool
-	endedAtSend    int64
 	forgiven       int64 // the host's forgiven lost units at the send
 	cost           int64
 	epoch          uint64
@@ -328,6 +328,17 @@ func (h *hostState) slotsMayFit(need int64) bool {
 	return h.now.slotsFit(need, h.ended, lost) || h.eventual.slotsFit(need, h.ended, lost)
 }
 
+// waitsForSlots reports whether a send of cost units at now waits for
+// requests of the host's to end, with no known end: a concurrency quota's
+// slots are held, and neither a refill nor a probe after a reset would
+// let it go (the probe's time, which admits reports as its wake, is when
+// the host looks again, not when the wait ends). h.mu is held.
+func (h *hostState) waitsForSlots(cost int64, now time.Time) bool {
+	cost = min(cost, sluice.MaxQuantity)
+	return h.learn && h.mode == modeKnown && cost > 0 &&
+		h.sent+cost > h.ceiling(now) && !h.slotsMayFit(h.sent+cost)
+}
+
 // ceiling is the most units that may have been sent at now: the larger of
 // the two bounds kept.
 func (h *hostState) ceiling(now time.Time) int64 {
@@ -435,7 +446,7 @@ func (h *hostState) grant(cost int64, how int, now time.Time) ticket {
 	}
 	h.sent = algo.AddSat(h.sent, cost)
 	h.inflight += cost
-	return ticket{gen: h.gen, doneAtSend: h.done, admittedAtSend: h.admitted, endedAtSend: h.ended, forgiven: h.forgiven, cost: cost, epoch: h.epoch,
+	return ticket{gen: h.gen, doneAtSend: h.done, admittedAtSend: h.admitted, forgiven: h.forgiven, cost: cost, epoch: h.epoch,
 		alone: alone, probe: probe, speculative: how == sendSpeculative, sentAt: now, last: h.last, anchor: h.anchor}
 }
 

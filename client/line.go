@@ -16,7 +16,10 @@ type waiter struct{ cost int64 }
 // sluice.MaxQuantity counts as it: no quota holds more, and the counts stay
 // far from overflowing). It fails at once with ErrWaitTooLong when the wait
 // has a known end beyond maxWait or the context's deadline (the end of the
-// last of the holds known to follow each other, see holdEnd), and with the
+// last of the holds known to follow each other, see holdEnd), with
+// ErrWaitTooLong once it has waited maxWait when its end is not known (a
+// wait for a concurrency quota's slot, which comes back when a request
+// ends, however long that takes: see waitsForSlots), and with the
 // context's error when it is cancelled, or had ended already.
 //
 // Requests that must wait are granted first come, first served: they line
@@ -40,6 +43,7 @@ func (h *hostState) acquireWith(ctx context.Context, host string, cost, bytes in
 	if err := ctx.Err(); err != nil {
 		return ticket{}, 0, err // it would not be sent: spend nothing
 	}
+	start := time.Now()
 	var me *waiter // the request's place in the line, while it has one
 	defer func() {
 		if me != nil {
@@ -54,11 +58,9 @@ func (h *hostState) acquireWith(ctx context.Context, host string, cost, bytes in
 		}
 		now := time.Now()
 		tk, ok, wake, first := h.turn(&me, cost, bytes, now)
-		end := wake
+		var end time.Time
 		if !ok && !wake.IsZero() {
-			// Holds may follow each other (a Retry-After, then a quota
-			// spent until a later reset): the wait ends with the last.
-			end = later(end, h.heldUntil(cost, bytes, now))
+			end = h.knownEnd(cost, bytes, wake, now)
 		}
 		stalled := h.stalledAt()
 		if h.body != nil {
@@ -71,19 +73,26 @@ func (h *hostState) acquireWith(ctx context.Context, host string, cost, bytes in
 		if ok {
 			return tk, waited, nil
 		}
-		if !wake.IsZero() {
-			if err := checkWait(ctx, end.Sub(now), maxWait, "quota of "+host); err != nil {
+		left := maxWait - now.Sub(start)
+		switch {
+		case !end.IsZero():
+			if err := checkWait(ctx, end.Sub(now), left, "quota of "+host); err != nil {
 				return tk, waited, err
 			}
+		case left <= 0:
+			return tk, waited, fmt.Errorf("%w: quota of %s: no room within the longest wait, %v", ErrWaitTooLong, host, maxWait)
 		}
 		// Answers in flight may free the host sooner, or, when none comes,
-		// their write-off; the rest of the line waits for its first.
+		// their write-off; the rest of the line waits for its first. A
+		// wait whose end is not known ends with maxWait.
 		var timer *time.Timer
 		var fired <-chan time.Time
 		if first {
 			wake = earlier(wake, stalled)
+		} else {
+			wake = time.Time{}
 		}
-		if first && !wake.IsZero() {
+		if wake = earlier(wake, now.Add(left)); !wake.IsZero() {
 			timer = time.NewTimer(wake.Sub(now))
 			fired = timer.C
 		}
@@ -122,9 +131,29 @@ func (h *hostState) hopeless(ctx context.Context, host string, cost, bytes int64
 		h.body.mu.Unlock()
 	}
 	if how == sendHeld && !wake.IsZero() {
-		return checkWait(ctx, later(wake, h.heldUntil(cost, bytes, now)).Sub(now), maxWait, "quota of "+host)
+		if end := h.knownEnd(cost, bytes, wake, now); !end.IsZero() {
+			return checkWait(ctx, end.Sub(now), maxWait, "quota of "+host)
+		}
 	}
 	return nil
+}
+
+// knownEnd returns when the wait of a request of cost units and bytes of
+// content (-1: unknown), told at now to wait until wake (not zero), is
+// known to end: with the last of the holds that follow each other (a
+// Retry-After, then a quota spent until a later reset, see heldUntil).
+// A wait for a concurrency quota's slot (waitsForSlots) has no known end
+// but that of the holds beside it: the zero time when none holds it
+// beyond now. h.mu is held.
+func (h *hostState) knownEnd(cost, bytes int64, wake, now time.Time) time.Time {
+	end := h.heldUntil(cost, bytes, now)
+	if h.waitsForSlots(cost, now) {
+		if end.After(now) {
+			return end
+		}
+		return time.Time{}
+	}
+	return later(wake, end)
 }
 
 // holdEnd returns when the host's holds on a request of cost units and
@@ -152,8 +181,10 @@ func (h *hostState) heldUntil(cost, bytes int64, now time.Time) time.Time {
 
 // knownHold is the latest known end of the holds on a send of cost units
 // at now (the zero time when none has one): its Retry-After and, when the
-// host learns, the bounds' probe and every remembered policy's wait, where
-// admits reports the first hold it meets. h.mu is held.
+// host learns, the bounds' probe (but for a wait for a concurrency quota's
+// slot, which has no known end: see waitsForSlots) and every remembered
+// policy's wait, where admits reports the first hold it meets. h.mu is
+// held.
 func (h *hostState) knownHold(cost int64, now time.Time) time.Time {
 	end := h.holdUntil
 	if !h.learn || cost == 0 {
@@ -163,7 +194,10 @@ func (h *hostState) knownHold(cost int64, now time.Time) time.Time {
 	if h.mode == modeKnown {
 		var wake time.Time
 		if how, wake = h.admitsKnown(cost, now); how == sendHeld {
-			end, how = later(end, wake), sendPlain
+			if !h.waitsForSlots(cost, now) {
+				end = later(end, wake) // a slot's wait has no known end
+			}
+			how = sendPlain
 		}
 	}
 	if ok, at := h.policiesAdmit(cost, how, now); !ok {

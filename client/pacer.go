@@ -57,7 +57,9 @@ func (p *Pacer) ready() {
 // for a minute, none other having been answered meanwhile, count as
 // failed: the Pacer probes again). It returns an error
 // wrapping ErrWaitTooLong at once when the wait has a known end beyond the
-// Pacer's longest wait or the context's deadline, and the context's error
+// Pacer's longest wait or the context's deadline, or once it has waited
+// that long when its end is not known (a wait for a concurrency quota's
+// slot, held by a stream however long it lasts), and the context's error
 // when it is done first.
 func (p *Pacer) Wait(ctx context.Context, cost int64) (Send, error) {
 	p.ready()
@@ -66,7 +68,7 @@ func (p *Pacer) Wait(ctx context.Context, cost int64) (Send, error) {
 	if err := p.h.waitHold(ctx, p.name, cost, 0, p.maxWait, &waited); err != nil {
 		return Send{}, err
 	}
-	tk, _, err := p.h.acquire(ctx, p.name, cost, p.maxWait)
+	tk, _, err := p.h.acquire(ctx, p.name, cost, p.maxWait-waited)
 	if err != nil {
 		return Send{}, err
 	}

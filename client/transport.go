@@ -133,7 +133,9 @@ const drainGrace = 100 * time.Millisecond
 // Every wait ends at once when the request's context is done; a wait whose
 // end is known to lie beyond the context's deadline or Retry.MaxWait is not
 // begun (RoundTrip returns an error wrapping ErrWaitTooLong, or the
-// throttled response itself when it was a retry's wait).
+// throttled response itself when it was a retry's wait), and one whose end
+// is not known (for a concurrency quota's slot) fails with ErrWaitTooLong
+// once it has lasted Retry.MaxWait.
 //
 // The zero Transport is usable: http.DefaultTransport, no Gate, cost 1 per
 // request, learning on, the default RetryPolicy. Set its fields before the
@@ -564,7 +566,7 @@ func (t *Transport) admit(req *http.Request, h *hostState, cost int64) (tk ticke
 			return ticket{}, release, err
 		}
 	}
-	tk, w, err := h.acquireWith(ctx, req.URL.Host, cost, contentLength(req), t.policy.MaxWait)
+	tk, w, err := h.acquireWith(ctx, req.URL.Host, cost, contentLength(req), t.policy.MaxWait-waited)
 	waited += w
 	return tk, release, err
 }

@@ -1,0 +1,91 @@
+package grpclimit_test
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/grpclimit"
+	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+// Pacer.MaxWait is the longest a call is held. A call held for the slot
+// of a concurrency quota that an open stream holds has no known end: with
+// no deadline, it fails with RESOURCE_EXHAUSTED once it has been held
+// MaxWait, not when the stream ends, nor at once when MaxWait is shorter
+// than the second a concurrency answer's reset is taken to be.
+func TestAPacerCallHeldForASlotIsBoundedByMaxWait(t *testing.T) {
+	store := memory.New(memory.WithClockResolution(0))
+	defer store.Close()
+	limits, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
+		Plans: []*httplimit.Plan{plan("free", sluice.Concurrency(1, time.Minute))},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(limits.UnaryInterceptor()), grpc.ChainStreamInterceptor(limits.StreamInterceptor()))
+	srv.RegisterService(&holdService, nil)
+	srv.RegisterService(&echoService, nil)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(lis)
+	defer srv.Stop()
+	const maxWait = 500 * time.Millisecond
+	pacer := &grpclimit.Pacer{MaxWait: maxWait}
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithChainUnaryInterceptor(pacer.UnaryInterceptor()), grpc.WithChainStreamInterceptor(pacer.StreamInterceptor()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+
+	if _, err := say(context.Background(), conn, methodSay); err != nil { // the probe: learns the quota
+		t.Fatal(err)
+	}
+	sctx, scancel := context.WithCancel(context.Background())
+	defer scancel()
+	cs, err := conn.NewStream(sctx, &holdStream, "/sluice.test.Held/Hold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.SendMsg(wrapperspb.String("x")); err != nil {
+		t.Fatal(err)
+	}
+	cs.CloseSend()
+	if err := cs.RecvMsg(new(wrapperspb.StringValue)); err != nil {
+		t.Fatal(err)
+	}
+
+	type result struct {
+		err     error
+		elapsed time.Duration
+	}
+	done := make(chan result, 1)
+	go func() {
+		start := time.Now()
+		_, err := say(context.Background(), conn, methodSay)
+		done <- result{err, time.Since(start)}
+	}()
+	select {
+	case r := <-done:
+		if status.Code(r.err) != codes.ResourceExhausted || r.elapsed < maxWait/2 {
+			t.Errorf("a call while a stream held the only slot: after %v, %v; want RESOURCE_EXHAUSTED (pacer: wait too long) after about MaxWait", r.elapsed, r.err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Errorf("a call held for the only slot, with MaxWait %v and no deadline, was still held after 3 s; want it failed with RESOURCE_EXHAUSTED by MaxWait", maxWait)
+		scancel()
+		r := <-done
+		t.Logf("it returned %v after %v, once the stream ended", r.err, r.elapsed.Round(time.Millisecond))
+	}
+}
