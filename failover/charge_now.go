@@ -37,7 +37,7 @@ func (f *Store) chargeNow(ctx context.Context, checks []sluice.Check, ns []*node
 	switch {
 	case err == nil:
 		return chargedNow
-	case ctx.Err() != nil:
+	case callerGone(ctx) != nil:
 		return chargeCutShort
 	}
 	asked := make([]int64, len(checks))

@@ -114,10 +114,10 @@ func (f *Store) reachable(checks []sluice.Check, leases []int64) (kept []int64, 
 // was asked for the checks whose receipt or lease in asked is not 0, as a
 // store error of the Store and of the nodes it
 // blames, as Apply counts a decision's, unless the caller gave up (ctx
-// done) or the checks were invalid. It does not feed the breakers: their
+// done, or its deadline passed) or the checks were invalid. It does not feed the breakers: their
 // trials are decisions, and a decision is what finds the primary down.
 func (f *Store) sideFailed(ctx context.Context, checks []sluice.Check, asked []int64, err error) {
-	if ctx.Err() != nil || errors.Is(err, sluice.ErrInvalidCheck) || errors.Is(err, sluice.ErrInvalidLimit) {
+	if callerGone(ctx) != nil || errors.Is(err, sluice.ErrInvalidCheck) || errors.Is(err, sluice.ErrInvalidLimit) {
 		return
 	}
 	f.storeErrors.Add(1)

@@ -84,16 +84,9 @@ func (s *Store) execScript(ctx context.Context, lua *rueidis.Lua, src, sha strin
 		}
 		return []rueidis.Completed{run, b.Wait().Numreplicas(d.replicas).Timeout(d.waitMS).Build()}
 	}
-	send := func(eval bool) []rueidis.RedisResult { // again while unsent
-		for {
-			if res := s.client.DoMulti(ctx, build(eval)...); !unsent(ctx, res[0].Error()) {
-				return res
-			}
-		}
-	}
-	res := send(false)
+	res := s.doMulti(ctx, func() []rueidis.Completed { return build(false) })
 	if err := res[0].Error(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-		res = send(true)
+		res = s.doMulti(ctx, func() []rueidis.Completed { return build(true) })
 	}
 	msgs, err := res[0].ToArray()
 	if err != nil {

@@ -39,16 +39,36 @@ const (
 func (s *Store) exec(ctx context.Context, lua *rueidis.Lua, keys, args []string) rueidis.RedisResult {
 	sent := time.Now()
 	wait := tryAgainFirst
-	for {
+	for resent := 0; ; {
 		r := lua.Exec(ctx, s.client, keys, args)
 		switch err := r.Error(); {
-		case unsent(ctx, err):
+		case resent < maxResends && unsent(ctx, err):
+			resent++
 		case isTryAgain(err) && pause(ctx, wait, time.Since(sent)):
 			wait = min(2*wait, tryAgainMax)
 		default:
 			return r
 		}
 		sent = time.Now()
+	}
+}
+
+// maxResends bounds how many times one call is sent again for want of a
+// connection another call gave up on (see unsent). Each is another call's
+// connection, so a few suffice; a client closed meanwhile answers every
+// send at once with the last such failure, which would otherwise be sent
+// again until ctx ends.
+const maxResends = 8
+
+// doMulti sends the commands build returns as one DoMulti, and sends them
+// again, built anew, as exec does a script that was never sent (see
+// unsent), judged by the first command's result.
+func (s *Store) doMulti(ctx context.Context, build func() []rueidis.Completed) []rueidis.RedisResult {
+	for resent := 0; ; resent++ {
+		res := s.client.DoMulti(ctx, build()...)
+		if resent == maxResends || !unsent(ctx, res[0].Error()) {
+			return res
+		}
 	}
 }
 

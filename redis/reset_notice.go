@@ -73,13 +73,15 @@ func (s *Store) confirmReset(ctx context.Context, n *resetNotice, at int64) erro
 // (its TTL only grows). It returns the notice's stream ID.
 func (s *Store) appendNotice(ctx context.Context, n *resetNotice, fv ...string) (string, error) {
 	b := s.client.B()
-	x := b.Xadd().Key(resetStream).Maxlen().Almost().Threshold(strconv.Itoa(resetStreamLen)).Id("*").FieldValue()
-	for i := 0; i+1 < len(fv); i += 2 {
-		x = x.FieldValue(fv[i], fv[i+1])
-	}
-	rs := s.client.DoMulti(ctx, x.Build(),
-		b.Pexpire().Key(resetStream).Milliseconds(n.life).Nx().Build(),
-		b.Pexpire().Key(resetStream).Milliseconds(n.life).Gt().Build())
+	rs := s.doMulti(ctx, func() []rueidis.Completed {
+		x := b.Xadd().Key(resetStream).Maxlen().Almost().Threshold(strconv.Itoa(resetStreamLen)).Id("*").FieldValue()
+		for i := 0; i+1 < len(fv); i += 2 {
+			x = x.FieldValue(fv[i], fv[i+1])
+		}
+		return []rueidis.Completed{x.Build(),
+			b.Pexpire().Key(resetStream).Milliseconds(n.life).Nx().Build(),
+			b.Pexpire().Key(resetStream).Milliseconds(n.life).Gt().Build()}
+	})
 	for _, r := range rs {
 		if err := r.Error(); err != nil {
 			return "", err
