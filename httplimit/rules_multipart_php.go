@@ -3,6 +3,8 @@ package httplimit
 import (
 	"bytes"
 	"strings"
+
+	"github.com/sluice-dev/sluice/internal/phpname"
 )
 
 // phpFillUnit is the least size of PHP's multipart read buffer
@@ -148,8 +150,10 @@ func phpValue(rest []byte, needle string) []byte {
 // whether there is one, and of each piece holding a '=' takes what is
 // before the first '=' outside quotes as a parameter's name, as it is:
 // the value of the last named "name" (in any ASCII case) is the field's
-// name (see phpParamValue), and a parameter named "filename" (not
-// "filename*") makes the part a file.
+// name (see phpParamValue), as PHP passes it on to be named, the
+// whitespace opening each array index dropped and what follows the last
+// cut (see phpname.PartName: "user[ email]x" is user[email]); a parameter
+// named "filename" (not "filename*") makes the part a file.
 func phpPartName(disposition string) string {
 	d := strings.TrimLeft(disposition, phpSpaces)
 	name, named, file := "", false, false
@@ -171,7 +175,7 @@ func phpPartName(disposition string) string {
 	if file || !named {
 		return ""
 	}
-	return name
+	return phpname.PartName(name)
 }
 
 // phpWord returns s up to the first stop outside quotes, and what follows

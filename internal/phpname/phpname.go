@@ -11,40 +11,110 @@ import (
 )
 
 // Name is a request variable's name as PHP names it (see Of), read without
-// building that name: s, of which PHP renames some bytes to '_' (see at).
+// building that name: s, of which PHP renames some bytes to '_' (see at)
+// and leaves out the whitespace of an index of one such byte (see skips).
 // The zero Name is a variable PHP drops.
 type Name struct {
-	s string // k up to a NUL, without leading spaces; "" when PHP drops k
+	s string // k up to a NUL, without leading spaces, up to where its array's indexes end; "" when PHP drops k
 	// open is the index in s of the first '[', -1 without one; closed: a
 	// ']' follows it, and the array's indexes after it are kept.
 	open    int
 	closed  bool
-	renames bool // PHP renames some byte of s
+	renames bool // PHP renames or leaves out some byte of s
 }
 
 // Of returns k, a request variable's name as sent, as PHP names it, its
 // key in $_GET, $_POST, $_COOKIE and $_REQUEST (php_register_variable_ex):
 // k up to a NUL, without leading spaces, with each '.' and ' ' before the
 // first '[' as '_'. A '[' that a ']' follows opens an array's indexes,
-// kept as they are; one that none follows is '_', and so is each ' ', '.'
-// and '[' after it ("user.email", "user email" and "user[email" are all
-// user_email). PHP drops a variable whose name is empty before a '['.
+// each up to the first ']' after its '[', kept as it is but for an index
+// of one whitespace byte, which is "[]"; a '[' right after that ']' opens
+// the next, and what follows the last is no part of the name
+// ("user[email]x" and "user[email][x" are user[email]). A first '[' that
+// no ']' follows is '_', and so is each ' ', '.' and '[' after it
+// ("user.email", "user email" and "user[email" are all user_email). PHP
+// drops a variable whose name is empty before a '['. A multipart field's
+// name is read by PartName first.
 func Of(k string) Name {
 	if i := strings.IndexByte(k, 0); i >= 0 {
 		k = k[:i]
 	}
 	k = strings.TrimLeft(k, " ")
 	v := Name{s: k, open: strings.IndexByte(k, '[')}
-	end := len(k)
+	end, blank := len(k), false
 	switch {
 	case v.open == 0:
 		return Name{open: -1}
 	case v.open > 0:
 		end = v.open
-		v.closed = strings.IndexByte(k[v.open+1:], ']') >= 0
+		var n int
+		n, blank = indexes(k[v.open:])
+		if v.closed = n > 0; v.closed {
+			v.s = k[:v.open+n]
+		}
 	}
-	v.renames = v.open > 0 && !v.closed || strings.ContainsAny(k[:end], " .")
+	v.renames = v.open > 0 && !v.closed || blank || strings.ContainsAny(k[:end], " .")
 	return v
+}
+
+// indexes returns the length of the array's indexes that open s, at its
+// '[', as PHP reads them: each from a '[' to the first ']' after it, the
+// next opening right after that ']'; 0 when no ']' follows the first. A
+// '[' that no ']' follows after an index ends them. blank reports an index
+// of one whitespace byte, which PHP reads as "[]".
+func indexes(s string) (n int, blank bool) {
+	for n < len(s) && s[n] == '[' {
+		j := strings.IndexByte(s[n+1:], ']')
+		if j < 0 {
+			break
+		}
+		blank = blank || j == 1 && isSpace(s[n+1])
+		n += j + 2
+	}
+	return n, blank
+}
+
+// PartName returns k, the name of a multipart/form-data field as sent, as
+// PHP's multipart reader (rfc1867_post_handler) passes it on to be named
+// (normalize_protected_variable), Of naming the result: k up to a NUL,
+// each of its array's indexes without the ' ', '\t', '\r' and '\n' that
+// open it, and what follows the last no part of it. So "user[ email]" and
+// "user[\temail]" are user[email] as a multipart field's name, and not as
+// a query parameter's, which Of reads as sent. An index ends at the first
+// ']' after its '[' and, without one, at the end of k; a '[' right after
+// that ']' opens the next. It allocates only when an index opens with
+// whitespace.
+func PartName(k string) string {
+	if i := strings.IndexByte(k, 0); i >= 0 {
+		k = k[:i]
+	}
+	i := strings.IndexByte(k, '[')
+	if i < 0 {
+		return k
+	}
+	var b []byte // the name, once it differs from a prefix of k
+	for i < len(k) && k[i] == '[' {
+		j := i + 1
+		for j < len(k) && strings.IndexByte(" \t\r\n", k[j]) >= 0 {
+			j++
+		}
+		if b == nil && j > i+1 {
+			b = append(make([]byte, 0, len(k)), k[:i]...)
+		}
+		e := len(k)
+		if c := strings.IndexByte(k[j:], ']'); c >= 0 {
+			e = j + c + 1
+		}
+		if b != nil {
+			b = append(b, '[')
+			b = append(b, k[j:e]...)
+		}
+		i = e
+	}
+	if b == nil {
+		return k[:i]
+	}
+	return string(b)
 }
 
 // URLDecode returns s, a request variable's name or value as sent in a
@@ -98,18 +168,33 @@ func (v Name) at(i int) byte {
 	return c
 }
 
+// skips reports whether PHP leaves out the byte at i of s: the whitespace
+// of an index of one whitespace byte, which it reads as "[]".
+func (v Name) skips(i int) bool {
+	return v.closed && i > v.open && i+1 < len(v.s) && isSpace(v.s[i]) &&
+		v.s[i-1] == '[' && v.s[i+1] == ']' && (i-1 == v.open || v.s[i-2] == ']')
+}
+
+// isSpace reports whether c is whitespace to C's isspace in PHP's (the C)
+// locale.
+func isSpace(c byte) bool {
+	return strings.IndexByte(" \t\n\v\f\r", c) >= 0
+}
+
 // Dropped reports whether PHP drops the variable: its name is "".
 func (v Name) Dropped() bool { return v.s == "" }
 
 // String returns the name, "" for a variable PHP drops. It allocates only
-// when PHP renames some byte of the name as sent.
+// when PHP renames or leaves out some byte of the name as sent.
 func (v Name) String() string {
 	if !v.renames {
 		return v.s
 	}
-	b := make([]byte, len(v.s))
-	for i := range b {
-		b[i] = v.at(i)
+	b := make([]byte, 0, len(v.s))
+	for i := range len(v.s) {
+		if !v.skips(i) {
+			b = append(b, v.at(i))
+		}
 	}
 	return string(b)
 }
@@ -121,7 +206,16 @@ func (v Name) EqualFold(w Name) bool {
 		return strings.EqualFold(v.s, w.s)
 	}
 	i, j := 0, 0
-	for i < len(v.s) && j < len(w.s) {
+	for {
+		if i < len(v.s) && v.skips(i) {
+			i++
+		}
+		if j < len(w.s) && w.skips(j) {
+			j++
+		}
+		if i == len(v.s) || j == len(w.s) {
+			return i == len(v.s) && j == len(w.s)
+		}
 		r, n := v.runeAt(i)
 		q, m := w.runeAt(j)
 		if !foldEqual(r, q) {
@@ -129,7 +223,6 @@ func (v Name) EqualFold(w Name) bool {
 		}
 		i, j = i+n, j+m
 	}
-	return i == len(v.s) && j == len(w.s)
 }
 
 // runeAt returns the rune of the name at byte i of s and its length in s,
