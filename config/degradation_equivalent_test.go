@@ -8,7 +8,8 @@ import (
 
 // A route is in one degradation class: a pattern that matches the same
 // requests as one of another class, written otherwise (other wildcard
-// names, other spacing, an escaped letter), is refused at its line as the
+// names, other spacing, an escaped letter, a subtree as {name...}: "GET
+// /x/" and "GET /x/{rest...}"), is refused at its line as the
 // same pattern is; patterns that only overlap are kept, each class being
 // a ServeMux of its own.
 func TestDegradationClassesRefuseOneRouteWrittenTwoWays(t *testing.T) {
@@ -20,6 +21,8 @@ func TestDegradationClassesRefuseOneRouteWrittenTwoWays(t *testing.T) {
 			`d.yaml:3:63: degradation.classes.expensive[0]: "POST /pay" is in critical already (as "POST  /pay"): a route is in one class`},
 		{`{health: ["GET /files/{p...}"], expensive: ["GET /fil%65s/{rest...}"]}`,
 			`d.yaml:3:68: degradation.classes.expensive[0]: "GET /fil%65s/{rest...}" is in health already (as "GET /files/{p...}"): a route is in one class`},
+		{`{expensive: ["GET /x/"], critical: ["GET /x/{rest...}"]}`,
+			`d.yaml:3:60: degradation.classes.critical[0]: "GET /x/{rest...}" is in expensive already (as "GET /x/"): a route is in one class`},
 	} {
 		_, err := config.Parse("d.yaml", []byte(plans+"degradation: {classes: "+c.classes+"}\n"))
 		if err == nil || err.Error() != c.want {

@@ -3,6 +3,7 @@ package sim
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/sluice-dev/sluice"
@@ -84,20 +85,66 @@ func TestDesignAPIKeepsALimitOnARouteAnExemptionTakesInPart(t *testing.T) {
 }
 
 // One route exempted twice, however it is written ("GET /x/{a}", "GET
-// /x/{b}"), or put twice in one class, is one route: written once, the
-// configuration loads (one ServeMux refuses the two spellings together).
+// /x/{b}"; the subtree "GET /z/" and "GET /z/{rest...}"), or put twice in
+// one class, is one route: written once, the configuration loads (one
+// ServeMux refuses the two spellings together).
 func TestDesignAPIWritesARouteExemptedTwiceOnce(t *testing.T) {
 	text := "plans: [{name: free, limits: [{rate: 50/1s}]}]\n" +
 		"endpoints: [{route: \"GET /x/{a}\", exempt: true}, {route: \"GET /x/{b}\", exempt: true}, " +
-		"{route: \"POST /y/{a}\", class: expensive}, {route: \"POST /y/{b}\", class: expensive}]\n" +
+		"{route: \"GET /z/\", exempt: true}, {route: \"GET /z/{rest...}\", exempt: true}, " +
+		"{route: \"POST /y/{a}\", class: expensive}, {route: \"POST /y/{b}\", class: expensive}, " +
+		"{route: \"POST /w/{rest...}\", class: expensive}, {route: \"POST /w/\", class: expensive}]\n" +
 		"overload: {in_flight: 500}\n"
 	a := designAPI(t, text)
 	cfg, err := config.Parse("design.yaml", []byte(a.Config))
 	if err != nil {
 		t.Fatalf("sluice check refuses the configuration written: %v\n%s", err, a.Config)
 	}
-	if len(cfg.Exempt) != 1 || len(cfg.Degradation.Expensive) != 1 {
+	if len(cfg.Exempt) != 2 || len(cfg.Degradation.Expensive) != 2 {
 		t.Errorf("exempt %q, expensive %q: want each route once", cfg.Exempt, cfg.Degradation.Expensive)
+	}
+}
+
+// A subtree and its {name...} spelling ("GET /x/", "GET /x/{rest...}") are
+// one route, which is in one class: put in two, it is refused.
+func TestDesignAPIRefusesASubtreeInTwoClassesUnderTwoSpellings(t *testing.T) {
+	text := "plans: [{name: free, limits: [{rate: 50/1s}]}]\n" +
+		"endpoints: [{route: \"GET /x/\", class: expensive}, {route: \"GET /x/{rest...}\", class: critical}]\n" +
+		"overload: {in_flight: 500}\n"
+	designIsRefused(t, text, "endpoints[1].class", "the route is in two classes")
+}
+
+// Exempt routes that take a subtree's root and the first two segments
+// below it ("GET /docs/{$}", "GET /docs/{page}", "GET
+// /docs/{section}/{page}") leave a limit on the subtree every request
+// deeper (GET /docs/a/b/c): it is designed, and applied there.
+func TestDesignAPIKeepsALimitOnASubtreeBelowItsExemptions(t *testing.T) {
+	for _, limited := range []string{"GET /docs/", "GET /docs/{rest...}"} {
+		t.Run(limited, func(t *testing.T) {
+			text := "plans: [{name: free, limits: [{rate: 50/1m}]}]\nendpoints: [" +
+				"{route: \"GET /docs/{$}\", exempt: true}, {route: \"GET /docs/{page}\", exempt: true}, " +
+				"{route: \"GET /docs/{section}/{page}\", exempt: true}, {route: \"" + limited + "\", limit: 1/1h}]\n"
+			a := designAPI(t, text)
+			if codes := serveDesign(t, a.Config, "GET", "/docs/a/b/c", 2); codes[1] != http.StatusTooManyRequests {
+				t.Errorf("GET /docs/a/b/c: statuses %v, want the second 429\n%s", codes, a.Config)
+			}
+		})
+	}
+}
+
+// The analysis says an endpoint whose every request an exempt route takes
+// ("GET /x/y" beside an exempt "GET /x/{id}") is never limited, naming
+// that route, not that it costs a unit.
+func TestDesignAPIAnalysisSaysAnEndpointAnExemptionTakesIsNeverLimited(t *testing.T) {
+	text := "plans: [{name: free, limits: [{rate: 1/1h}]}]\n" +
+		"endpoints: [{route: \"GET /x/{id}\", exempt: true}, {route: \"GET /x/y\"}]\n"
+	a := designAPI(t, text)
+	if codes := serveDesign(t, a.Config, "GET", "/x/y", 2); codes[1] != http.StatusOK {
+		t.Fatalf("premise: GET /x/y statuses %v, want exempt", codes)
+	}
+	want := "- `GET /x/y`: never limited: the exempt route `GET /x/{id}` takes every request of it."
+	if !strings.Contains(a.Markdown, want+"\n") {
+		t.Errorf("analysis lacks %q:\n%s", want, a.Markdown)
 	}
 }
 

@@ -278,10 +278,13 @@ func (a *APIAnalysis) endpointsText(b *strings.Builder) {
 		return
 	}
 	b.WriteString("\n### Endpoints\n\n")
+	exempt, _, _ := exemptRoutes(req.Endpoints)
 	for _, e := range req.Endpoints {
 		var what []string
 		if e.Exempt {
 			what = append(what, "never limited (`exempt`)")
+		} else if p := exempt.Covering(e.Route); p != "" {
+			what = append(what, fmt.Sprintf("never limited: the exempt route `%s` takes every request of it", p))
 		} else if e.Cost != nil {
 			what = append(what, fmt.Sprintf("costs %s of every plan limit", plural(*e.Cost, "unit")))
 		}

@@ -424,23 +424,13 @@ func (r APIRequirements) validate() error {
 // they take ("GET /x/{id}" beside an exempt "GET /x/y") keeps its limit
 // for the others. One route is the requests a pattern matches, however
 // it is written (routes.Normal: "GET /x/{a}" is "GET /x/{b}", "GET /a%62"
-// is "GET /ab"), as config tells routes. The path of a route with a limit or limits is one a rule's
-// match.paths takes (routes.CheckPath). The routes of a list of the
+// is "GET /ab", "GET /x/" is "GET /x/{rest...}"), as config tells routes.
+// The path of a route with a limit or limits is one a rule's match.paths
+// takes (routes.CheckPath). The routes of a list of the
 // configuration (the costs, the exempt routes, a class) are those one
 // ServeMux holds together, as config loads them.
 func (r APIRequirements) validateEndpoints() error {
-	exempt := map[string]int{}   // route (routes.Normal) → the first endpoint exempting it
-	exemptAt := map[string]int{} // that endpoint's route, as written → the endpoint
-	var exemptMux routes.Mux     // the exempt routes, as the configuration's exempt list holds them
-	for i, e := range r.Endpoints {
-		if !e.Exempt || routes.Check(e.Route) != nil {
-			continue
-		}
-		if _, ok := exempt[routes.Normal(e.Route)]; !ok {
-			exempt[routes.Normal(e.Route)], exemptAt[e.Route] = i, i
-			exemptMux.Handle(e.Route) // a route it cannot hold beside another is refused below
-		}
-	}
+	exemptMux, exempt, exemptAt := exemptRoutes(r.Endpoints)
 	costed := map[string]int{}  // route (routes.Normal) → the endpoint costing it
 	classed := map[string]int{} // route (routes.Normal) → the first endpoint with a class
 	var costs, exempts routeList
@@ -502,8 +492,10 @@ func (r APIRequirements) validateEndpoints() error {
 		if j, ok := exempt[route]; ok && limited {
 			return fieldErrorf(at+"."+limitField(e), "endpoints[%d] exempts %q%s, and an exempt route is never limited: drop this endpoint's limit, limits and cost, or that exemption", j, r.Endpoints[j].Route, sameRoute(r.Endpoints, i, j))
 		}
-		if p := exemptMux.Covering(e.Route); p != "" && limited {
-			return fieldErrorf(at+"."+limitField(e), "endpoints[%d] exempts %q, which takes every request of %q, and an exempt route is never limited: drop this endpoint's limit, limits and cost, or that exemption", exemptAt[p], p, e.Route)
+		if limited {
+			if p := exemptMux.Covering(e.Route); p != "" {
+				return fieldErrorf(at+"."+limitField(e), "endpoints[%d] exempts %q, which takes every request of %q, and an exempt route is never limited: drop this endpoint's limit, limits and cost, or that exemption", exemptAt[p], p, e.Route)
+			}
 		}
 		if e.Exempt {
 			if j := exempts.add(r.Endpoints, i); j >= 0 {
@@ -528,6 +520,26 @@ func (r APIRequirements) validateEndpoints() error {
 		}
 	}
 	return nil
+}
+
+// exemptRoutes returns the routes eps exempt, in a Mux as the
+// configuration's exempt list holds them (each route once; one it cannot
+// hold beside another left out, for validateEndpoints to refuse), the
+// first endpoint exempting each route (by routes.Normal), and that
+// endpoint by its route as written.
+func exemptRoutes(eps []APIEndpoint) (mux *routes.Mux, exempt, at map[string]int) {
+	mux, exempt, at = &routes.Mux{}, map[string]int{}, map[string]int{}
+	for i, e := range eps {
+		if !e.Exempt || routes.Check(e.Route) != nil {
+			continue
+		}
+		n := routes.Normal(e.Route)
+		if _, ok := exempt[n]; !ok {
+			exempt[n], at[e.Route] = i, i
+			mux.Handle(e.Route)
+		}
+	}
+	return mux, exempt, at
 }
 
 // routeList holds the endpoints whose routes one list of the

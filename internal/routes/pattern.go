@@ -121,18 +121,21 @@ func isIdentifier(s string) bool {
 // its method, host (in lower case, without the root dot, as a Mux matches
 // it) and path segments, each literal segment unescaped as ServeMux reads
 // it and each wildcard without its name ("GET /x/{a}" and "GET /x/{b}" are
-// one, "GET /a%62" and "GET /ab" too).
+// one, "GET /a%62" and "GET /ab" too), and a trailing slash written as the
+// {name...} wildcard ServeMux reads it as ("GET /x/" is "GET
+// /x/{rest...}", "/" is "/{p...}").
 func Normal(s string) string {
 	s = LowerHost(s)
 	i, j := HostSpan(s)
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(s[:i], " \t") + " " + s[i:j])
-	for _, seg := range strings.Split(s[j:], "/")[1:] {
+	segs := strings.Split(s[j:], "/")[1:]
+	for k, seg := range segs {
 		b.WriteByte('/')
 		switch {
 		case seg == "{$}":
 			b.WriteString("{$}")
-		case strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "...}"):
+		case seg == "" && k == len(segs)-1, strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "...}"):
 			b.WriteString("{...}")
 		case strings.HasPrefix(seg, "{"):
 			b.WriteString("{}")

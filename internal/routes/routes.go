@@ -44,6 +44,8 @@ type Mux struct {
 	// pattern in lower holds to the patterns, as configured, it stands for.
 	lower   *http.ServeMux
 	lowerOf map[string][]string
+	// parts holds what the patterns write, for Covering.
+	parts parts
 }
 
 // Handle adds pattern. It returns an error for a pattern that ServeMux
@@ -62,6 +64,7 @@ func (m *Mux) Handle(pattern string) error {
 	}
 	if lp == "/" && m.catchAll {
 		m.catchAll, m.registered[lp] = false, true // handed to Handle now
+		m.parts.add(lp)
 		return nil
 	}
 	if err := handle(m.mux, lp); err != nil {
@@ -78,6 +81,7 @@ func (m *Mux) Handle(pattern string) error {
 	}
 	m.handleLower(lp)
 	m.registered[lp] = true
+	m.parts.add(lp)
 	return nil
 }
 
