@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -32,8 +33,13 @@ type Decoder struct {
 // Field decodes the value of one key of a mapping; path names it.
 type Field func(n *yaml.Node, path string)
 
-// Errorf records a problem at n (nil: no single place).
+// Errorf records a problem at n (nil: no single place). A problem past
+// MaxErrors is only counted: its message is not made.
 func (d *Decoder) Errorf(n *yaml.Node, path, format string, args ...any) {
+	if len(d.Errs) >= MaxErrors {
+		d.more++
+		return
+	}
 	e := &Error{File: d.File, Path: path, Msg: fmt.Sprintf(format, args...)}
 	if n != nil {
 		e.Line, e.Col = n.Line, n.Column
@@ -365,15 +371,44 @@ const maxDays = math.MaxInt64 / int64(24*time.Hour)
 // ErrDurationRange is the error of a duration too long for time.Duration.
 var ErrDurationRange = errors.New("longer than 106751 days")
 
-// Join appends key to a field path.
+// Join appends key to a field path. A key longer than 100 bytes is
+// written as its start and its length (kkk… (1048576 bytes)), as a message
+// shows it, so that the paths under a long key cost what their depth
+// does, not the key's length each.
 func Join(path, key string) string {
 	if path == "" {
-		return key
+		return shown(key)
 	}
-	return path + "." + key
+	return path + "." + shown(key)
 }
 
-// Describe names what n is, for "want X, got Y" messages.
+// shown returns s as a message shows it: s itself, or its start (at most
+// 100 bytes, cut at a character) and its length if s is longer than 100
+// bytes.
+func shown(s string) string {
+	start, cut := cutLong(s)
+	if !cut {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d bytes)", start, len(s))
+}
+
+// cutLong returns s, or its first 100 bytes (fewer, to end at a
+// character) and true if it is longer.
+func cutLong(s string) (string, bool) {
+	const most = 100
+	if len(s) <= most {
+		return s, false
+	}
+	i := most
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i], true
+}
+
+// Describe names what n is, for "want X, got Y" messages; a text longer
+// than 100 bytes is named by its start and its length.
 func Describe(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -385,6 +420,9 @@ func Describe(n *yaml.Node) string {
 	}
 	if n.Tag == "!!null" {
 		return "nothing"
+	}
+	if start, cut := cutLong(n.Value); cut {
+		return fmt.Sprintf("%q… (%d bytes)", start, len(n.Value))
 	}
 	return fmt.Sprintf("%q", n.Value)
 }

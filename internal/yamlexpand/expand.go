@@ -19,14 +19,15 @@
 // aliases of mappings: an alias of a list is an error, as in yaml.v2. An
 // alias used as a key stands for its anchor's scalar; an alias of a
 // mapping or a list as a key, an alias that names no anchor and one inside
-// the node its anchor marks are errors. A key written twice in a mapping
-// stays twice, as written, for the reader to refuse. A document whose
-// aliases expand to more than MaxNodes nodes is an error, so that a small
-// file of aliases of aliases cannot make its reader walk an exponentially
-// large tree; so is one whose aliases and merge keys copy more values than
-// its size allows (see Expander.Expand), so that a file merging one large
-// mapping many times cannot make the expansion take time growing with the
-// square of its size.
+// the node its anchor marks are errors, and so is a key longer than
+// MaxKeyBytes, written or given by an alias. A key written twice in a
+// mapping stays twice, as written, for the reader to refuse. A document
+// whose aliases expand to more than MaxNodes nodes is an error, so that a
+// small file of aliases of aliases cannot make its reader walk an
+// exponentially large tree; so is one whose aliases and merge keys copy
+// more values than its size allows (see Expander.Expand), so that a file
+// merging one large mapping many times cannot make the expansion take
+// time growing with the square of its size.
 package yamlexpand
 
 import (
@@ -41,6 +42,15 @@ import (
 // MaxNodes bounds the nodes of one document once its aliases are
 // expanded.
 const MaxNodes = 1 << 21
+
+// MaxKeyBytes bounds the text of a mapping key. The fields of the files
+// these readers read are named in at most 17 bytes (requests_per_unit),
+// and envoyproxy/ratelimit refuses a key that names none of them, anywhere
+// in the file; a longer key is refused where it is written, or where an
+// alias makes it a key, so that aliases and merge keys repeating a long
+// key cannot make its reader pay for its length at every place they put
+// it.
+const MaxKeyBytes = 1024
 
 // Options says how a reader expands its documents.
 type Options struct {
@@ -408,12 +418,19 @@ func (x *Expander) overlay(k, old, v *yaml.Node, path string) *yaml.Node {
 // key returns the expansion of the key k of the mapping at path, placed
 // where k is written: an alias (*name :) stands for its anchor's scalar,
 // as yaml.v2 reads it, and an alias of a mapping or a list, which names no
-// field, is refused. A key other than << tagged !!merge (see IsMergeKey)
-// is its text, tagged !!str, as yaml.v2 reads it.
+// field, is refused, as is a key, written or aliased, longer than
+// MaxKeyBytes. A key other than << tagged !!merge (see IsMergeKey) is its
+// text, tagged !!str, as yaml.v2 reads it.
 func (x *Expander) key(k *yaml.Node, path string) *yaml.Node {
 	if k.Kind != yaml.AliasNode {
-		out := x.node(k, yamlcheck.Join(path, k.Value))
-		if out.Kind != yaml.ScalarNode || out.Tag != "!!merge" {
+		p := yamlcheck.Join(path, k.Value)
+		out := x.node(k, p)
+		switch {
+		case x.failed:
+			return k
+		case out.Kind == yaml.ScalarNode && len(out.Value) > MaxKeyBytes:
+			return x.fail(k, p, "a key of %d bytes, which names no field (none is named in more than %d; envoyproxy/ratelimit refuses it too, as an unknown key)", len(out.Value), MaxKeyBytes)
+		case out.Kind != yaml.ScalarNode || out.Tag != "!!merge":
 			return out
 		}
 		text := *out
@@ -426,8 +443,11 @@ func (x *Expander) key(k *yaml.Node, path string) *yaml.Node {
 	if x.failed {
 		return k
 	}
-	if out.Kind != yaml.ScalarNode {
+	switch {
+	case out.Kind != yaml.ScalarNode:
 		return x.fail(k, path, "a key written as an alias of %s, which names no field", yamlcheck.Describe(out))
+	case len(out.Value) > MaxKeyBytes:
+		return x.fail(k, path, "a key written as an alias of a text of %d bytes, which names no field (none is named in more than %d; envoyproxy/ratelimit refuses it too, as an unknown key)", len(out.Value), MaxKeyBytes)
 	}
 	at := *out
 	at.Line, at.Column = k.Line, k.Column
