@@ -76,6 +76,9 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 	var rt http.RoundTripper = transport
 	closeIdle = transport.CloseIdleConnections
 	h2c := u.Scheme == "h2c"
+	// Whether requests may go to the upstream over HTTP/2: always to an
+	// h2c one, by ALPN to an https one.
+	h2 := h2c || u.Scheme == "https"
 	if h2c { // HTTP/2 without TLS, for every request (a gRPC server)
 		u.Scheme = "http"
 		transport.Protocols = new(http.Protocols)
@@ -96,7 +99,10 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 			h1.TLSClientConfig = tlsConfig.Clone()
 		}
 		h1.TLSClientConfig.NextProtos = []string{"http/1.1"}
-		rt = upgradesOverHTTP1{rt: transport, h1: h1}
+		h2Alone := h1.TLSClientConfig.Clone()
+		h2Alone.NextProtos = []string{"h2"}
+		rt = upgradesOverHTTP1{rt: transport, h1: h1,
+			dial: h1.DialContext, h2Alone: h2Alone, handshakeTimeout: h1.TLSHandshakeTimeout}
 		closeIdle = func() {
 			transport.CloseIdleConnections()
 			h1.CloseIdleConnections()
@@ -178,7 +184,7 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 					"The Upgrade header names a protocol that is not printable ASCII.")
 				return
 			}
-			if headerListTooLarge(err) {
+			if h2 && headerListTooLarge(err) {
 				// Larger than the HTTP/2 upstream accepts, which the
 				// transport knows from its SETTINGS: refused unsent, the
 				// client's mistake, as the upstream's own 431 would say.
@@ -193,10 +199,10 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 				"err", cutText(err.Error(), maxLoggedLine))
 			if errors.Is(err, errNotHTTP1) {
 				// Not the upstream's failure: it was asked in a protocol
-				// it may not speak.
+				// it does not speak.
 				markUnsent(w)
 				writeJSONProblem(w, http.StatusBadGateway, "Bad Gateway",
-					"The upstream service did not answer a request switching protocols over HTTP/1.1, which it may not speak. Send the request without Upgrade.")
+					"The upstream service speaks HTTP/2, which carries no Upgrade, and did not answer a request switching protocols over HTTP/1.1. Send the request without Upgrade.")
 				return
 			}
 			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
@@ -250,16 +256,30 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 // An upstream that does not speak HTTP/1.1 (a gRPC server, which accepts
 // h2 alone) refuses the TLS handshake (alert no_application_protocol), or
 // completes it without confirming http/1.1 by ALPN and then fails the
-// request unanswered. A request without a body is then sent over rt
-// without its Connection and Upgrade fields, as to an h2c upstream, and
-// the upstream's answer is the request's; a request with a body, which the
-// attempt may have read, is not sent again: its error wraps errNotHTTP1, a
-// 502 logged but not counted by the degradation monitor. An upstream
-// that confirmed http/1.1, or answered on the connection before, failed
-// the request itself, as do a timeout and every failure of the dial
-// before TLS.
+// request unanswered. A proxy must not retry a non-idempotent request
+// (RFC 9110 §9.2.2): the request is sent again after the alert, which
+// comes before anything is sent; after a failure on a new connection that
+// did not confirm http/1.1, only when the upstream negotiates h2 on a
+// handshake of the proxy's offering h2 alone (see speaksHTTP2), evidence
+// that it speaks HTTP/2 and took the attempt for no request of its
+// protocol, or, failing that, when the request is replayable as net/http
+// judges it (see replayable). It goes over rt without its Connection and Upgrade fields, as
+// to an h2c upstream, and the upstream's answer is the request's. A
+// request with a body, which the attempt may have read, is not sent
+// again: after the alert or with h2 negotiated its error wraps
+// errNotHTTP1, a 502 logged but not counted by the degradation monitor.
+// Every other failure is the upstream's own: one that confirmed
+// http/1.1, answered on the connection before, or speaks no h2 (an
+// HTTP/1.1 server negotiating nothing by ALPN, as Node's https module
+// does), a timeout, a dial failing before TLS.
+//
+// dial, h2Alone (the TLS configuration offering h2 alone) and
+// handshakeTimeout are speaksHTTP2's.
 type upgradesOverHTTP1 struct {
-	rt, h1 http.RoundTripper
+	rt, h1           http.RoundTripper
+	dial             func(ctx context.Context, network, addr string) (net.Conn, error)
+	h2Alone          *tls.Config
+	handshakeTimeout time.Duration
 }
 
 func (t upgradesOverHTTP1) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -269,10 +289,22 @@ func (t upgradesOverHTTP1) RoundTrip(r *http.Request) (*http.Response, error) {
 	var a http1Attempt
 	ctx := httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{GotConn: a.gotConn})
 	resp, err := t.h1.RoundTrip(r.WithContext(ctx))
-	if err == nil || !a.notHTTP1(err) || r.Context().Err() != nil {
+	if err == nil || r.Context().Err() != nil {
 		return resp, err
 	}
-	if r.Body != nil && r.Body != http.NoBody {
+	bodyless := r.Body == nil || r.Body == http.NoBody
+	if !refusedHTTP1(err) {
+		if !a.unconfirmed {
+			return nil, err
+		}
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			return nil, err
+		}
+		if !(bodyless && replayable(r)) && !t.speaksHTTP2(r.Context(), r.URL) {
+			return nil, err
+		}
+	}
+	if !bodyless {
 		return nil, fmt.Errorf("%w: %w", errNotHTTP1, err)
 	}
 	r = r.Clone(r.Context())
@@ -281,10 +313,57 @@ func (t upgradesOverHTTP1) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.rt.RoundTrip(r)
 }
 
-// errNotHTTP1 is the error of a request switching protocols that an https
-// upstream failed unanswered over HTTP/1.1 without having confirmed it
-// speaks it (see upgradesOverHTTP1): no outcome of the upstream's.
-var errNotHTTP1 = errors.New("the upstream did not answer over HTTP/1.1, which it may not speak")
+// speaksHTTP2 reports whether the upstream u names negotiates h2 when
+// offered it alone by ALPN, on a TLS handshake of its own within
+// handshakeTimeout, the connection closed once the handshake is done
+// (nothing is sent on it). It dials the upstream itself, not through a
+// proxy the transport may use (HTTPS_PROXY); a dial or handshake failing
+// is no evidence: it reports false.
+func (t upgradesOverHTTP1) speaksHTTP2(ctx context.Context, u *url.URL) bool {
+	if t.handshakeTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.handshakeTimeout)
+		defer cancel()
+	}
+	port := u.Port()
+	if port == "" {
+		port = "443"
+	}
+	raw, err := t.dial(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+	if err != nil {
+		return false
+	}
+	defer raw.Close()
+	cfg := t.h2Alone
+	if cfg.ServerName == "" {
+		cfg = cfg.Clone()
+		cfg.ServerName = u.Hostname()
+	}
+	c := tls.Client(raw, cfg)
+	return c.HandshakeContext(ctx) == nil && c.ConnectionState().NegotiatedProtocol == "h2"
+}
+
+// replayable reports whether r, a request without a body, may be sent
+// again without its sender's consent, as net/http's transport judges a
+// request it retries: GET, HEAD, OPTIONS or TRACE (safe methods, RFC 9110
+// §9.2.1), or any method with an Idempotency-Key or X-Idempotency-Key
+// field, whatever its value.
+func replayable(r *http.Request) bool {
+	switch r.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	_, ok := r.Header["Idempotency-Key"]
+	if !ok {
+		_, ok = r.Header["X-Idempotency-Key"]
+	}
+	return ok
+}
+
+// errNotHTTP1 is the error of a request switching protocols, with a body,
+// that an https upstream speaking HTTP/2 failed unanswered over HTTP/1.1
+// (see upgradesOverHTTP1): no outcome of the upstream's.
+var errNotHTTP1 = errors.New("the upstream speaks HTTP/2 and did not answer over HTTP/1.1")
 
 // http1Attempt follows a request sent over HTTP/1.1 to an https upstream:
 // unconfirmed is set when the transport got a new connection on which the
@@ -299,17 +378,10 @@ func (a *http1Attempt) gotConn(info httptrace.GotConnInfo) {
 	a.unconfirmed = ok && !info.Reused && tc.ConnectionState().NegotiatedProtocol != "http/1.1"
 }
 
-// notHTTP1 reports whether err, the attempt's failure, shows that the
-// upstream may not speak HTTP/1.1: its TLS alert refusing the protocols
-// offered (RFC 7301 §3.2), or a failure other than a timeout on a
-// connection on which it did not confirm http/1.1.
-func (a *http1Attempt) notHTTP1(err error) bool {
-	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
-		return false
-	}
-	if a.unconfirmed {
-		return true
-	}
+// refusedHTTP1 reports whether err, an attempt's failure, is the
+// upstream's TLS alert refusing every protocol offered by ALPN (RFC 7301
+// §3.2), which ends the handshake before the request is sent.
+func refusedHTTP1(err error) bool {
 	// crypto/tls reports an alert received as a *net.OpError "remote
 	// error" whose Err, of an unexported type, reads as tls.AlertError's.
 	oe, ok := errors.AsType[*net.OpError](err)
@@ -321,13 +393,18 @@ func (a *http1Attempt) notHTTP1(err error) bool {
 // none of the protocols the client offered by ALPN (RFC 7301 §3.2).
 const alertNoApplicationProtocol = 120
 
-// headerListTooLarge reports whether err is net/http's HTTP/2 transport
-// refusing a request unsent because its header list (or its trailers')
-// is larger than the upstream's SETTINGS_MAX_HEADER_LIST_SIZE. The error
-// is not exported (golang.org/x/net/http2's copy neither): its text is
-// matched, which both share.
+// headerListTooLarge reports whether err, a request's failure over
+// net/http's HTTP/2 transport, is that transport refusing the request
+// unsent because its header list (or its trailers') is larger than the
+// upstream's SETTINGS_MAX_HEADER_LIST_SIZE. The error is not exported
+// (golang.org/x/net/http2's copy neither): the innermost error's whole
+// text is matched, which both share. An error merely quoting that text
+// (httputil.ReverseProxy's, naming the client's Upgrade) does not match.
 func headerListTooLarge(err error) bool {
-	return strings.Contains(err.Error(), "request header list larger than peer's advertised limit")
+	for u := errors.Unwrap(err); u != nil; u = errors.Unwrap(u) {
+		err = u
+	}
+	return err.Error() == "request header list larger than peer's advertised limit"
 }
 
 // invalidUpgrade reports whether h asks to switch protocols (Connection
@@ -652,7 +729,7 @@ func markOwn(w http.ResponseWriter) {
 // markUnsent marks the answer w is about to write as sluice's own to a
 // request the proxy refused without sending it (an Upgrade that is not
 // printable ASCII, a header list larger than an HTTP/2 upstream accepts),
-// or sent in a protocol the upstream may not speak (errNotHTTP1): no
+// or sent in a protocol the upstream does not speak (errNotHTTP1): no
 // outcome of the upstream's, which was not asked, or not in its protocol.
 // The monitor ends the request with status 0 (statusWriter.upstreamStatus),
 // counting neither its status nor its latency; for CORS and for a gRPC

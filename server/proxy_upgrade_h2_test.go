@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,7 +54,10 @@ func grpcTLSUpstream(t *testing.T) (cfg, dir string) {
 // HTTP/2 without its Connection and Upgrade fields, as to an h2c upstream,
 // and the client gets the service's answer — not a 502 counted as the
 // failure of a healthy upstream, which one client's upgrade requests
-// within its limits would raise the level with for every client.
+// within its limits would raise the level with for every client. A POST
+// without a body is sent again too: the service negotiates h2 when
+// offered it alone, which is evidence that it did not act on the
+// HTTP/1.1 attempt.
 func TestAnUpgradeToAnHTTPSUpstreamSpeakingOnlyHTTP2IsSentWithoutIt(t *testing.T) {
 	cfg, dir := grpcTLSUpstream(t)
 	srv, _ := loadServer(t, dir, cfg)
@@ -61,8 +65,12 @@ func TestAnUpgradeToAnHTTPSUpstreamSpeakingOnlyHTTP2IsSentWithoutIt(t *testing.T
 	srv.SampleNow()
 
 	for i := range 20 {
-		if s := sendUpgrade(t, url, "websocket"); s == http.StatusBadGateway {
-			t.Fatalf("upgrade request %d to a healthy gRPC service behind TLS: 502, want the service's answer", i)
+		method := http.MethodGet
+		if i%2 == 1 {
+			method = http.MethodPost
+		}
+		if s := sendUpgradeAs(t, method, url, "websocket", nil); s == http.StatusBadGateway {
+			t.Fatalf("upgrade request %d (%s) to a healthy gRPC service behind TLS: 502, want the service's answer", i, method)
 		}
 	}
 	l := srv.SampleNow()
@@ -344,5 +352,187 @@ func TestACallsMetadataLargerThanTheServiceAcceptsIsAnInvalidArgument(t *testing
 	if s := srv.Degradation().Signals; s.Answers != 1 || s.Failures != 0 || l != degrade.Normal {
 		t.Errorf("1 call the service answered beside 10 refused unsent: answers %d, failures %d, level %v; want 1, 0, normal",
 			s.Answers, s.Failures, l)
+	}
+}
+
+// noALPNUpstream starts an HTTPS upstream speaking HTTP/1.1 that negotiates
+// no protocol by ALPN, as Node's https module, stunnel or an HAProxy bind
+// without alpn do. serve is called for each request read, with the
+// connection, and answers or closes it. It returns the upstream's URL and
+// the directory holding ca.pem.
+func noALPNUpstream(t *testing.T, serve func(r *http.Request, c net.Conn)) (url, dir string) {
+	t.Helper()
+	ca := testpki.New(t, "upstream CA")
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
+		Certificates: []tls.Certificate{ca.Server(t, "upstream")}, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	conns := map[net.Conn]bool{}
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns[c] = true
+			mu.Unlock()
+			wg.Go(func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				br := bufio.NewReader(c)
+				for {
+					r, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, r.Body)
+					serve(r, c)
+				}
+			})
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return "https://localhost:" + port, ca.Dir
+}
+
+func answerOK(c net.Conn) {
+	io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+}
+
+// sendUpgradeAs sends a request of method asking to switch to upgrade,
+// with the fields of h, and returns the status of its answer.
+func sendUpgradeAs(t *testing.T, method, url, upgrade string, h http.Header) int {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, nil)
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", upgrade)
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// A proxy must not retry a non-idempotent request (RFC 9110 §9.2.2). An
+// HTTP/1.1 upstream negotiating nothing by ALPN that acts on a DELETE or
+// a POST without a body asking to switch protocols, then loses the
+// connection unanswered, speaks no h2: the request is not sent again over
+// HTTP/2, and the answer is a 502 counted as the upstream's failure.
+func TestANonIdempotentUpgradeRequestToAnUpstreamWithoutALPNIsSentOnce(t *testing.T) {
+	for _, method := range []string{http.MethodDelete, http.MethodPost} {
+		t.Run(method, func(t *testing.T) {
+			var got atomic.Int64
+			url, dir := noALPNUpstream(t, func(r *http.Request, c net.Conn) {
+				got.Add(1)
+				c.Close() // acted on, then the connection is lost unanswered
+			})
+			srv, _ := loadServer(t, dir, "upstream: "+url+"\nupstream_tls: {ca_file: ca.pem}\n"+upgradeLimits)
+			public := "http://" + serveOn(t, srv).public + "/v1/orders/42"
+			srv.SampleNow()
+
+			s := sendUpgradeAs(t, method, public, "websocket", nil)
+			if n := got.Load(); n != 1 || s != http.StatusBadGateway {
+				t.Errorf("one %s the upstream lost the connection on: received %d times, answer %d; want once, 502", method, n, s)
+			}
+			srv.SampleNow()
+			if f := srv.Degradation().Signals.Failures; f != 1 {
+				t.Errorf("the upstream's failure counted %d times, want 1", f)
+			}
+		})
+	}
+}
+
+// A replayable request (a GET, or one with an Idempotency-Key) that such
+// an upstream fails unanswered may be sent again, as net/http retries it:
+// over the upstream's own protocol, without its Connection and Upgrade
+// fields, and answered.
+func TestAReplayableUpgradeRequestToAnUpstreamWithoutALPNIsSentAgainWithoutIt(t *testing.T) {
+	var upgrades, plain atomic.Int64
+	url, dir := noALPNUpstream(t, func(r *http.Request, c net.Conn) {
+		if r.Header.Get("Upgrade") != "" {
+			upgrades.Add(1)
+			c.Close()
+			return
+		}
+		plain.Add(1)
+		answerOK(c)
+	})
+	srv, _ := loadServer(t, dir, "upstream: "+url+"\nupstream_tls: {ca_file: ca.pem}\n"+upgradeLimits)
+	public := "http://" + serveOn(t, srv).public + "/v1/orders/42"
+
+	if s := sendUpgradeAs(t, http.MethodGet, public, "foo", nil); s != http.StatusOK {
+		t.Errorf("a GET: %d, want the upstream's 200", s)
+	}
+	if s := sendUpgradeAs(t, http.MethodDelete, public, "foo", http.Header{"Idempotency-Key": {"k1"}}); s != http.StatusOK {
+		t.Errorf("a DELETE with an Idempotency-Key: %d, want the upstream's 200", s)
+	}
+	if u, p := upgrades.Load(), plain.Load(); u != 2 || p != 2 {
+		t.Errorf("the upstream got %d requests with Upgrade and %d without; want 2 and 2", u, p)
+	}
+}
+
+// The text of net/http's error refusing a header list unsent may appear in
+// another error, which quotes what the client sent: httputil.ReverseProxy's
+// for an upstream switching to another protocol than the client's Upgrade
+// named. A client naming that text gets the upstream's wrong switch (RFC
+// 9110 §7.8) as it is, a 502 counted as the upstream's failure, not a 431
+// of its own, neither logged nor counted.
+func TestAnUpstreamsWrongSwitchIsNoHeaderListTooLarge(t *testing.T) {
+	ca := testpki.New(t, "upstream CA")
+	for _, scheme := range []string{"http", "https"} {
+		t.Run(scheme, func(t *testing.T) {
+			var reached atomic.Int64
+			up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				reached.Add(1)
+				c, rw, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+				rw.Flush()
+			}))
+			if scheme == "https" {
+				up.TLS = &tls.Config{Certificates: []tls.Certificate{ca.Server(t, "upstream")}, MinVersion: tls.VersionTLS12}
+				up.StartTLS()
+			} else {
+				up.Start()
+			}
+			t.Cleanup(up.Close)
+			cfg := "upstream: " + strings.Replace(up.URL, "127.0.0.1", "localhost", 1) + "\n"
+			if scheme == "https" {
+				cfg += "upstream_tls: {ca_file: ca.pem}\n"
+			}
+			srv, _ := loadServer(t, ca.Dir, cfg+upgradeLimits)
+			public := "http://" + serveOn(t, srv).public + "/v1/items"
+			srv.SampleNow()
+
+			s := sendUpgradeAs(t, http.MethodGet, public, "request header list larger than peer's advertised limit", nil)
+			if reached.Load() != 1 {
+				t.Fatalf("the upstream was asked %d times, want 1", reached.Load())
+			}
+			srv.SampleNow()
+			if f := srv.Degradation().Signals.Failures; s != http.StatusBadGateway || f != 1 {
+				t.Errorf("an upstream switching to a protocol the client did not ask: %d, failures counted %d; want 502, 1", s, f)
+			}
+		})
 	}
 }
