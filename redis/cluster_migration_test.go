@@ -261,8 +261,10 @@ func TestACallWhoseSlotStaysMigratingFailsWithinTheTimeout(t *testing.T) {
 	err := store.Release(ctx, checks, []int64{out[0].Lease})
 	took := time.Since(start)
 	t.Logf("Release failed after %v, TRYAGAIN answered %d times", took, client.tryAgain.Load())
-	if !errors.Is(err, sluice.ErrStoreUnavailable) || !strings.Contains(err.Error(), "TRYAGAIN") {
-		t.Errorf("Release while the slot stays migrating: %v; want TRYAGAIN, wrapping sluice.ErrStoreUnavailable", err)
+	// The last TRYAGAIN, or the deadline when a loaded machine made the
+	// last send take longer than the one before it.
+	if !errors.Is(err, sluice.ErrStoreUnavailable) || !strings.Contains(err.Error(), "TRYAGAIN") && !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Release while the slot stays migrating: %v; want TRYAGAIN or the deadline, wrapping sluice.ErrStoreUnavailable", err)
 	}
 	if took > timeout+100*time.Millisecond {
 		t.Errorf("Release took %v; want at most the store's timeout, %v", took, timeout)
