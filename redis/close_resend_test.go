@@ -9,8 +9,6 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/failover"
-	"github.com/sluice-dev/sluice/internal/faultproxy"
-	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/redis"
 )
 
@@ -27,26 +25,16 @@ import (
 // closed hands out that dead wire every time; the pipelined path puts a
 // fresh wire back and fails by the closed connector.
 func TestACallOnAClosedStoreFailsAtOnceAfterAHastyCallGaveUp(t *testing.T) {
-	srv := redistest.Standalone(t)
-	proxy, err := faultproxy.New(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
-	proxy.SetLatency(10 * time.Millisecond) // a round trip of 20 ms: a 2 ms call cannot finish a HELLO
-	s, err := redis.Dial(redis.Options{Addrs: []string{proxy.Addr()}, Timeout: 2 * time.Second}, redis.WithBatching(0), redis.WithReplicas(1, 5*time.Millisecond))
+	addr := farRedis(t) // a round trip of 20 ms: a 2 ms call cannot finish a HELLO
+	s, err := redis.Dial(redis.Options{Addrs: []string{addr}, Timeout: 2 * time.Second}, redis.WithBatching(0), redis.WithReplicas(1, 5*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	lim := sluice.FixedWindow(1_000_000, time.Hour)
 	var wg sync.WaitGroup
-	for i := range 16 { // distinct keys: connections not made yet, made by hasty calls
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
-			defer cancel()
-			s.Apply(ctx, []sluice.Check{{Key: "hasty-" + strconv.Itoa(i), Limit: lim, Cost: 1}}, make([]sluice.Status, 1))
-		})
-	}
+	hastyCalls(&wg, 16, func(i int) time.Duration { return 2 * time.Millisecond }, func(ctx context.Context, i int) {
+		s.Apply(ctx, []sluice.Check{{Key: "hasty-" + strconv.Itoa(i), Limit: lim, Cost: 1}}, make([]sluice.Status, 1))
+	})
 	wg.Wait()
 	s.Close()
 
@@ -67,27 +55,17 @@ func TestACallOnAClosedStoreFailsAtOnceAfterAHastyCallGaveUp(t *testing.T) {
 // The same through Open, whose Close says that calls after Close are
 // decided by OnStoreError: at once, not after the store's Timeout (2 s).
 func TestACallAfterCloseIsDecidedByOnStoreErrorAtOnce(t *testing.T) {
-	srv := redistest.Standalone(t)
-	proxy, err := faultproxy.New(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
-	proxy.SetLatency(10 * time.Millisecond)
-	g, err := redis.Open(context.Background(), redis.Options{Addrs: []string{proxy.Addr()}, Instances: 1,
+	addr := farRedis(t)
+	g, err := redis.Open(context.Background(), redis.Options{Addrs: []string{addr}, Instances: 1,
 		Replicas: 1, ReplicaWait: 5 * time.Millisecond, OnStoreError: failover.Deny, Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	lim := sluice.FixedWindow(1_000_000, time.Hour)
 	var wg sync.WaitGroup
-	for i := range 16 {
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
-			defer cancel()
-			g.Apply(ctx, []sluice.Check{{Key: "hasty-" + strconv.Itoa(i), Limit: lim, Cost: 1}}, make([]sluice.Status, 1))
-		})
-	}
+	hastyCalls(&wg, 16, func(i int) time.Duration { return 2 * time.Millisecond }, func(ctx context.Context, i int) {
+		g.Apply(ctx, []sluice.Check{{Key: "hasty-" + strconv.Itoa(i), Limit: lim, Cost: 1}}, make([]sluice.Status, 1))
+	})
 	wg.Wait()
 	g.Close()
 

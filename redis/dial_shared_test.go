@@ -30,30 +30,19 @@ import (
 // at once and the patient ones a millisecond later, so that connections
 // the patient calls need are being made by hasty ones.
 func TestCallsWaitingForAConnectionAHastyCallMakesAreSentAgain(t *testing.T) {
-	srv := redistest.Standalone(t)
-	proxy, err := faultproxy.New(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
-	proxy.SetLatency(10 * time.Millisecond)
+	addr := farRedis(t)
 	lim := sluice.FixedWindow(1_000_000_000, time.Hour)
 	var calls, failed, storeErrors atomic.Int64
 	for round := range 8 {
-		g, err := redis.Open(context.Background(), redis.Options{Addrs: []string{proxy.Addr()}, Instances: 1,
+		g, err := redis.Open(context.Background(), redis.Options{Addrs: []string{addr}, Instances: 1,
 			OnStoreError: failover.Deny, Timeout: 2 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
-		for i := range 4 {
-			wg.Go(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
-				defer cancel()
-				key := "hasty-" + strconv.Itoa(round) + "-" + strconv.Itoa(i)
-				g.Apply(ctx, []sluice.Check{{Key: key, Limit: lim, Cost: 1}}, make([]sluice.Status, 1))
-			})
-		}
+		hastyCalls(&wg, 4, func(i int) time.Duration { return 5 * time.Millisecond }, func(ctx context.Context, i int) {
+			g.Apply(ctx, []sluice.Check{{Key: "hasty-" + strconv.Itoa(round) + "-" + strconv.Itoa(i), Limit: lim, Cost: 1}}, make([]sluice.Status, 1))
+		})
 		time.Sleep(time.Millisecond)
 		for i := range 8 {
 			wg.Go(func() {
@@ -87,30 +76,19 @@ func TestCallsWaitingForAConnectionAHastyCallMakesAreSentAgain(t *testing.T) {
 // and its own time (2 s) far from spent. Redis is 20 ms away (round
 // trip); the hasty deadlines span 0.1 to 1.75 ms, on an unbatched store.
 func TestCallsWaitingForAConnectionAHastyCallGaveUpBeforeHelloAreSentAgain(t *testing.T) {
-	srv := redistest.Standalone(t)
-	proxy, err := faultproxy.New(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
-	proxy.SetLatency(10 * time.Millisecond)
+	addr := farRedis(t)
 	lim := sluice.FixedWindow(1_000_000_000, time.Hour)
 	var calls, failed atomic.Int64
 	var firstErr atomic.Value
 	for round := range 10 {
-		s, err := redis.Dial(redis.Options{Addrs: []string{proxy.Addr()}, Timeout: 2 * time.Second}, redis.WithBatching(0))
+		s, err := redis.Dial(redis.Options{Addrs: []string{addr}, Timeout: 2 * time.Second}, redis.WithBatching(0))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
-		for i := range 12 {
-			wg.Go(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(100+150*i)*time.Microsecond)
-				defer cancel()
-				key := "hasty-" + strconv.Itoa(round) + "-" + strconv.Itoa(i)
-				s.Apply(ctx, []sluice.Check{{Key: key, Limit: lim, Cost: 1}}, make([]sluice.Status, 1))
-			})
-		}
+		hastyCalls(&wg, 12, func(i int) time.Duration { return time.Duration(100+150*i) * time.Microsecond }, func(ctx context.Context, i int) {
+			s.Apply(ctx, []sluice.Check{{Key: "hasty-" + strconv.Itoa(round) + "-" + strconv.Itoa(i), Limit: lim, Cost: 1}}, make([]sluice.Status, 1))
+		})
 		for i := range 8 {
 			wg.Go(func() {
 				out := make([]sluice.Status, 1)
@@ -147,7 +125,8 @@ func TestACallWithoutADeadlineFailsByTheDialTimeoutWhenRedisIsUnreachable(t *tes
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := redis.Dial(redis.Options{Addrs: []string{proxy.Addr()}, Timeout: -1})
+	addr := proxy.Addr()
+	s, err := redis.Dial(redis.Options{Addrs: []string{addr}, Timeout: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +135,6 @@ func TestACallWithoutADeadlineFailsByTheDialTimeoutWhenRedisIsUnreachable(t *tes
 	if err := s.Apply(context.Background(), check, make([]sluice.Status, 1)); err != nil {
 		t.Fatal(err)
 	}
-	addr := proxy.Addr()
 	proxy.Close() // every connection closed
 	blackhole(t, addr)
 	for _, bound := range []time.Duration{0, 3 * time.Second} {
@@ -210,4 +188,31 @@ func blackhole(t *testing.T, addr string) {
 		fill = append(fill, c)
 	}
 	t.Fatalf("a connect to %s still succeeds after %d", addr, len(fill))
+}
+
+// farRedis returns the address of a proxy to a Redis of its own that adds
+// 10 ms each way (a round trip of 20 ms), both ended with t.
+func farRedis(t *testing.T) string {
+	t.Helper()
+	srv := redistest.Standalone(t)
+	proxy, err := faultproxy.New(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	proxy.SetLatency(10 * time.Millisecond)
+	return proxy.Addr()
+}
+
+// hastyCalls starts n calls of apply on wg, the i-th under a deadline
+// deadline(i) away: each makes a connection it needs, and gives up on it
+// when its deadline is shorter than a HELLO's round trip.
+func hastyCalls(wg *sync.WaitGroup, n int, deadline func(i int) time.Duration, apply func(ctx context.Context, i int)) {
+	for i := range n {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), deadline(i))
+			defer cancel()
+			apply(ctx, i)
+		})
+	}
 }

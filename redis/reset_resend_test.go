@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
-	"github.com/sluice-dev/sluice/internal/faultproxy"
-	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/redis"
 )
 
@@ -19,31 +17,20 @@ import (
 // is sent again as a script is (doMulti), rather than failing the Reset
 // as an error of the store with its own time (2 s) far from spent.
 func TestAResetWaitingForAConnectionAHastyCallMakesIsSentAgain(t *testing.T) {
-	srv := redistest.Standalone(t)
-	proxy, err := faultproxy.New(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
-	proxy.SetLatency(10 * time.Millisecond)
+	addr := farRedis(t)
 	lim := sluice.FixedWindow(1_000_000, time.Hour) // leasable: its Reset is announced
 	var mu sync.Mutex
 	var resets, failed int
 	var first error
 	for round := range 12 {
-		s, err := redis.Dial(redis.Options{Addrs: []string{proxy.Addr()}, Timeout: 2 * time.Second}, redis.WithBatching(0))
+		s, err := redis.Dial(redis.Options{Addrs: []string{addr}, Timeout: 2 * time.Second}, redis.WithBatching(0))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
-		for i := range 12 {
-			wg.Go(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(100+150*i)*time.Microsecond)
-				defer cancel()
-				key := "hasty-" + strconv.Itoa(round) + "-" + strconv.Itoa(i)
-				s.Apply(ctx, []sluice.Check{{Key: key, Limit: lim, Cost: 1}}, make([]sluice.Status, 1))
-			})
-		}
+		hastyCalls(&wg, 12, func(i int) time.Duration { return time.Duration(100+150*i) * time.Microsecond }, func(ctx context.Context, i int) {
+			s.Apply(ctx, []sluice.Check{{Key: "hasty-" + strconv.Itoa(round) + "-" + strconv.Itoa(i), Limit: lim, Cost: 1}}, make([]sluice.Status, 1))
+		})
 		for i := range 6 {
 			wg.Go(func() {
 				_, err := s.Reset(context.Background(), "subject-"+strconv.Itoa(round)+"-"+strconv.Itoa(i), []sluice.Limit{lim})
