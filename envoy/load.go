@@ -130,9 +130,9 @@ func (l *loader) domain(d *decoder, doc *yaml.Node) {
 		domainNode *yaml.Node
 		root       = &node{}
 	)
-	ok := d.Mapping(doc, "", map[string]field{
-		"domain": func(n *yaml.Node, p string) { domain, domainNode = d.Str(n, p), n },
-		"descriptors": func(n *yaml.Node, p string) {
+	ok := d.MappingAt(doc, nil, map[string]yamlcheck.FieldAt{
+		"domain": func(n *yaml.Node, p *yamlcheck.Path) { domain, domainNode = d.str(n, p), n },
+		"descriptors": func(n *yaml.Node, p *yamlcheck.Path) {
 			d.descriptors(n, p, root, newPlace(&l.read))
 		},
 	})

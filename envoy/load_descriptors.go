@@ -2,6 +2,7 @@ package envoy
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"hash"
@@ -18,46 +19,46 @@ import (
 
 // descriptors decodes a list of descriptors into the children of parent,
 // whose place in the tree is at.
-func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, at *place) {
+func (d *decoder) descriptors(n *yaml.Node, path *yamlcheck.Path, parent *node, at *place) {
 	lines := map[[2]*text]int{} // key and value (nil: none) → line
-	d.List(n, path, func(_ int, e *yaml.Node, path string) {
+	d.ListAt(n, path, func(_ int, e *yaml.Node, path *yamlcheck.Path) {
 		var (
 			key, value                             string
 			keyNode, valueNode, rlNode, shadowNode *yaml.Node
 			quotaNode, shareNode, childrenNode     *yaml.Node
-			childrenPath                           string
+			childrenPath                           *yamlcheck.Path
 			shadow, quota, share                   bool
 			rl                                     rawRateLimit
 			child                                  = &node{}
 		)
-		ok := d.Mapping(e, path, map[string]field{
-			"key":   func(n *yaml.Node, p string) { key, keyNode = d.Str(n, p), n },
-			"value": func(n *yaml.Node, p string) { value, valueNode = d.optionalStr(n, p), n },
-			"rate_limit": func(n *yaml.Node, p string) {
+		ok := d.MappingAt(e, path, map[string]yamlcheck.FieldAt{
+			"key":   func(n *yaml.Node, p *yamlcheck.Path) { key, keyNode = d.str(n, p), n },
+			"value": func(n *yaml.Node, p *yamlcheck.Path) { value, valueNode = d.optionalStr(n, p), n },
+			"rate_limit": func(n *yaml.Node, p *yamlcheck.Path) {
 				rlNode = n
 				d.rateLimit(n, p, &rl)
 			},
-			"shadow_mode": func(n *yaml.Node, p string) { shadow, shadowNode = d.Bool(n, p), n },
-			"quota_mode":  func(n *yaml.Node, p string) { quota, quotaNode = d.Bool(n, p), n },
-			"share_threshold": func(n *yaml.Node, p string) {
-				share, shareNode = d.Bool(n, p), n
+			"shadow_mode": func(n *yaml.Node, p *yamlcheck.Path) { shadow, shadowNode = d.boolAt(n, p), n },
+			"quota_mode":  func(n *yaml.Node, p *yamlcheck.Path) { quota, quotaNode = d.boolAt(n, p), n },
+			"share_threshold": func(n *yaml.Node, p *yamlcheck.Path) {
+				share, shareNode = d.boolAt(n, p), n
 			},
 			// detailed_metric and value_to_metric change envoyproxy/ratelimit's
 			// statsd names; sluice labels metrics by limit name only (bounded
 			// cardinality), so they have no effect.
-			"detailed_metric": func(n *yaml.Node, p string) { d.Bool(n, p) },
-			"value_to_metric": func(n *yaml.Node, p string) { d.Bool(n, p) },
-			"descriptors":     func(n *yaml.Node, p string) { childrenNode, childrenPath = n, p },
+			"detailed_metric": func(n *yaml.Node, p *yamlcheck.Path) { d.boolAt(n, p) },
+			"value_to_metric": func(n *yaml.Node, p *yamlcheck.Path) { d.boolAt(n, p) },
+			"descriptors":     func(n *yaml.Node, p *yamlcheck.Path) { childrenNode, childrenPath = n, p },
 		})
 		if !ok {
 			return
 		}
 		switch {
 		case keyNode == nil:
-			d.Errorf(e, yamlcheck.Join(path, "key"), "missing")
+			d.ErrorfAt(e, path.Key("key"), "missing")
 			return
 		case key == "":
-			d.Errorf(keyNode, yamlcheck.Join(path, "key"), "must not be empty")
+			d.ErrorfAt(keyNode, path.Key("key"), "must not be empty")
 			return
 		}
 		if !at.read(d, len(key)+len(value), e, path) {
@@ -76,19 +77,19 @@ func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, at *place
 			if value != "" {
 				what += " with value " + shown(value)
 			}
-			d.Errorf(keyNode, yamlcheck.Join(path, "key"), "%s is already a descriptor of this list (line %d)", what, line)
+			d.ErrorfAt(keyNode, path.Key("key"), "%s is already a descriptor of this list (line %d)", what, line)
 			return
 		}
 		lines[texts] = keyNode.Line
 		here := at.child(texts[0], texts[1])
 		if rlNode != nil && rlNode.Kind == yaml.MappingNode {
-			child.rule = d.rule(&rl, rlNode, yamlcheck.Join(path, "rate_limit"), shadow, quota, here)
+			child.rule = d.rule(&rl, rlNode, path.Key("rate_limit"), shadow, quota, here)
 		} else {
 			if shadow {
-				d.Errorf(shadowNode, yamlcheck.Join(path, "shadow_mode"), "has no effect without a rate_limit")
+				d.ErrorfAt(shadowNode, path.Key("shadow_mode"), "has no effect without a rate_limit")
 			}
 			if quota {
-				d.Errorf(quotaNode, yamlcheck.Join(path, "quota_mode"), "has no effect without a rate_limit")
+				d.ErrorfAt(quotaNode, path.Key("quota_mode"), "has no effect without a rate_limit")
 			}
 		}
 		if share {
@@ -99,7 +100,7 @@ func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, at *place
 				child.shared = key
 			}
 			if !strings.HasSuffix(child.shared, "*") {
-				d.Errorf(shareNode, yamlcheck.Join(path, "share_threshold"),
+				d.ErrorfAt(shareNode, path.Key("share_threshold"),
 					"applies only to a value ending in *, or a key ending in * without a value (all the entries it matches share one limit)")
 			}
 		}
@@ -133,52 +134,54 @@ type rawRateLimit struct {
 	maxWait                                   time.Duration
 	replaces                                  []string
 	replaceNodes                              []*yaml.Node
-	replacePaths                              []string
+	replacePaths                              []*yamlcheck.Path
 	unitNode, rpuNode, unlimitedNode          *yaml.Node
 	nameNode, algNode, burstNode, maxWaitNode *yaml.Node
 }
 
-func (d *decoder) rateLimit(n *yaml.Node, path string, rl *rawRateLimit) {
-	d.Mapping(n, path, map[string]field{
-		"unit": func(n *yaml.Node, p string) { rl.unit, rl.unitNode = d.Str(n, p), n },
-		"requests_per_unit": func(n *yaml.Node, p string) {
-			rl.requestsPerUnit, rl.rpuNode = d.Int(n, p, 0, 1<<32-1), n
+func (d *decoder) rateLimit(n *yaml.Node, path *yamlcheck.Path, rl *rawRateLimit) {
+	d.MappingAt(n, path, map[string]yamlcheck.FieldAt{
+		"unit": func(n *yaml.Node, p *yamlcheck.Path) { rl.unit, rl.unitNode = d.str(n, p), n },
+		"requests_per_unit": func(n *yaml.Node, p *yamlcheck.Path) {
+			rl.requestsPerUnit, rl.rpuNode = d.IntAt(n, p, 0, 1<<32-1), n
 		},
-		"unlimited": func(n *yaml.Node, p string) { rl.unlimited, rl.unlimitedNode = d.Bool(n, p), n },
-		"name":      func(n *yaml.Node, p string) { rl.name, rl.nameNode = d.optionalStr(n, p), n },
-		"replaces": func(n *yaml.Node, p string) {
-			d.List(n, p, func(_ int, e *yaml.Node, p string) {
+		"unlimited": func(n *yaml.Node, p *yamlcheck.Path) { rl.unlimited, rl.unlimitedNode = d.boolAt(n, p), n },
+		"name":      func(n *yaml.Node, p *yamlcheck.Path) { rl.name, rl.nameNode = d.optionalStr(n, p), n },
+		"replaces": func(n *yaml.Node, p *yamlcheck.Path) {
+			d.ListAt(n, p, func(_ int, e *yaml.Node, p *yamlcheck.Path) {
 				var name string
 				nameNode := e
-				if !d.Mapping(e, p, map[string]field{
-					"name": func(n *yaml.Node, p string) { name, nameNode = d.Str(n, p), n },
+				if !d.MappingAt(e, p, map[string]yamlcheck.FieldAt{
+					"name": func(n *yaml.Node, p *yamlcheck.Path) { name, nameNode = d.str(n, p), n },
 				}) {
 					return
 				}
 				if name == "" {
-					d.Errorf(nameNode, yamlcheck.Join(p, "name"), "must name the limit to replace")
+					d.ErrorfAt(nameNode, p.Key("name"), "must name the limit to replace")
 					return
 				}
 				rl.replaces = append(rl.replaces, name)
 				rl.replaceNodes = append(rl.replaceNodes, nameNode)
-				rl.replacePaths = append(rl.replacePaths, yamlcheck.Join(p, "name"))
+				rl.replacePaths = append(rl.replacePaths, p.Key("name"))
 			})
 		},
 		// sluice extensions.
-		"algorithm": func(n *yaml.Node, p string) { rl.algorithm, rl.algNode = d.Str(n, p), n },
-		"burst":     func(n *yaml.Node, p string) { rl.burst, rl.burstNode = d.Int(n, p, 1, sluice.MaxQuantity), n },
-		"max_wait": func(n *yaml.Node, p string) {
+		"algorithm": func(n *yaml.Node, p *yamlcheck.Path) { rl.algorithm, rl.algNode = d.str(n, p), n },
+		"burst": func(n *yaml.Node, p *yamlcheck.Path) {
+			rl.burst, rl.burstNode = d.IntAt(n, p, 1, sluice.MaxQuantity), n
+		},
+		"max_wait": func(n *yaml.Node, p *yamlcheck.Path) {
 			rl.maxWaitNode = n
-			s := d.Str(n, p)
+			s := d.str(n, p)
 			if s == "" {
 				return
 			}
 			v, err := yamlcheck.ParseDuration(s)
 			switch {
 			case err != nil:
-				d.Errorf(n, p, "%q is not a duration (use e.g. 250ms, 2s)", s)
+				d.ErrorfAt(n, p, "%q is not a duration (use e.g. 250ms, 2s)", s)
 			case v <= 0:
-				d.Errorf(n, p, "%q must be positive", s)
+				d.ErrorfAt(n, p, "%q must be positive", s)
 			default:
 				rl.maxWait = v
 			}
@@ -188,7 +191,7 @@ func (d *decoder) rateLimit(n *yaml.Node, path string, rl *rawRateLimit) {
 
 // rule builds the rule of a rate_limit block of the descriptor at, or nil
 // if it is invalid.
-func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow, quota bool, at *place) *rule {
+func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path *yamlcheck.Path, shadow, quota bool, at *place) *rule {
 	before := len(d.Errs)
 	// quota_mode reports an OVER_LIMIT descriptor as OK and never refuses
 	// the request: a shadow limit, reported its own way (shadow_mode, if
@@ -196,7 +199,7 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow, quot
 	r := &rule{name: rl.name, replaces: rl.replaces, shadow: shadow || quota, quota: quota && !shadow, label: rl.name}
 	for i, name := range rl.replaces {
 		if name == rl.name {
-			d.Errorf(rl.replaceNodes[i], rl.replacePaths[i], "a limit cannot replace itself")
+			d.ErrorfAt(rl.replaceNodes[i], rl.replacePaths[i], "a limit cannot replace itself")
 		}
 	}
 	switch {
@@ -218,7 +221,7 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow, quot
 		}{{rl.unitNode, "unit"}, {rl.rpuNode, "requests_per_unit"}, {rl.algNode, "algorithm"},
 			{rl.burstNode, "burst"}, {rl.maxWaitNode, "max_wait"}} {
 			if x.n != nil {
-				d.Errorf(x.n, yamlcheck.Join(path, x.name), "has no effect on an unlimited rule (remove it or unlimited)")
+				d.ErrorfAt(x.n, path.Key(x.name), "has no effect on an unlimited rule (remove it or unlimited)")
 			}
 		}
 		return r
@@ -226,12 +229,12 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow, quot
 	unit, pbUnit, ok := parseUnit(rl.unit)
 	switch {
 	case rl.unitNode == nil:
-		d.Errorf(n, yamlcheck.Join(path, "unit"), "missing (one of %s)", unitNames())
+		d.ErrorfAt(n, path.Key("unit"), "missing (one of %s)", unitNames())
 	case !ok && rl.unit != "":
-		d.Errorf(rl.unitNode, yamlcheck.Join(path, "unit"), "%q is not one of %s", rl.unit, unitNames())
+		d.ErrorfAt(rl.unitNode, path.Key("unit"), "%q is not one of %s", rl.unit, unitNames())
 	}
 	if rl.rpuNode == nil {
-		d.Errorf(n, yamlcheck.Join(path, "requests_per_unit"), "missing")
+		d.ErrorfAt(n, path.Key("requests_per_unit"), "missing")
 	}
 	r.unit = pbUnit
 	r.unitSeconds = int64(unit / time.Second)
@@ -244,7 +247,7 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow, quot
 			name string
 		}{{rl.algNode, "algorithm"}, {rl.burstNode, "burst"}, {rl.maxWaitNode, "max_wait"}} {
 			if x.n != nil {
-				d.Errorf(x.n, yamlcheck.Join(path, x.name), "has no effect when requests_per_unit is 0 (every request is refused)")
+				d.ErrorfAt(x.n, path.Key(x.name), "has no effect when requests_per_unit is 0 (every request is refused)")
 			}
 		}
 	}
@@ -252,19 +255,19 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow, quot
 	if rl.algNode != nil && rl.algorithm != "" {
 		a, err := sluice.ParseAlgorithm(rl.algorithm)
 		if err != nil {
-			d.Errorf(rl.algNode, yamlcheck.Join(path, "algorithm"), "%v", err)
+			d.ErrorfAt(rl.algNode, path.Key("algorithm"), "%v", err)
 		}
 		alg = a
 		if a == sluice.AlgorithmConcurrency {
-			d.Errorf(rl.algNode, yamlcheck.Join(path, "algorithm"),
+			d.ErrorfAt(rl.algNode, path.Key("algorithm"),
 				"concurrency limits work in flight and needs a release when a request ends, which Envoy's rate limit protocol never sends: use a rate algorithm")
 		}
 	}
 	if rl.burstNode != nil && alg != 0 && alg != sluice.AlgorithmTokenBucket && alg != sluice.AlgorithmLeakyBucket && alg != sluice.AlgorithmGCRA {
-		d.Errorf(rl.burstNode, yamlcheck.Join(path, "burst"), "applies only to token-bucket, leaky-bucket and gcra, not %v", alg)
+		d.ErrorfAt(rl.burstNode, path.Key("burst"), "applies only to token-bucket, leaky-bucket and gcra, not %v", alg)
 	}
 	if rl.maxWaitNode != nil && alg != 0 && alg != sluice.AlgorithmLeakyBucket {
-		d.Errorf(rl.maxWaitNode, yamlcheck.Join(path, "max_wait"), "applies only to leaky-bucket (as a queue), not %v", alg)
+		d.ErrorfAt(rl.maxWaitNode, path.Key("max_wait"), "applies only to leaky-bucket (as a queue), not %v", alg)
 	}
 	if len(d.Errs) > before {
 		return nil
@@ -276,7 +279,7 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow, quot
 	r.limit = sluice.NewLimit(alg, rl.requestsPerUnit, unit).Named(r.label).WithID(r.id).WithShadow(r.shadow).
 		WithBurst(rl.burst).WithMaxWait(rl.maxWait)
 	if err := r.limit.Err(); err != nil {
-		d.Errorf(n, path, "%v", err)
+		d.ErrorfAt(n, path, "%v", err)
 		return nil
 	}
 	return r.finish()
@@ -285,11 +288,48 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow, quot
 // optionalStr decodes a string that may be written empty (key: with
 // nothing after it, ~ or null), which envoyproxy/ratelimit's YAML library
 // reads as "".
-func (d *decoder) optionalStr(n *yaml.Node, path string) string {
+func (d *decoder) optionalStr(n *yaml.Node, path *yamlcheck.Path) string {
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return ""
 	}
-	return d.Str(n, path)
+	return d.str(n, path)
+}
+
+// str decodes a string as envoyproxy/ratelimit's YAML library (yaml.v2)
+// reads one into a string field: a scalar tagged !!binary is the bytes its
+// base64 (encoding/base64's StdEncoding, line breaks in it ignored)
+// encodes, and one whose text is not base64 is an error, as it is there.
+func (d *decoder) str(n *yaml.Node, path *yamlcheck.Path) string {
+	if !d.ScalarAt(n, path, "a string") {
+		return ""
+	}
+	s, ok := decoded(n)
+	if !ok {
+		d.ErrorfAt(n, path, "tagged !!binary, but %s is not base64 (envoyproxy/ratelimit refuses it too)", yamlcheck.Describe(n))
+	}
+	return s
+}
+
+// decoded returns the text of the scalar n as decoder.str reads it, and
+// false if n is tagged !!binary and its text is not base64 (the text is
+// then returned as written).
+func decoded(n *yaml.Node) (string, bool) {
+	if n.Tag != "!!binary" {
+		return n.Value, true
+	}
+	b, err := base64.StdEncoding.DecodeString(n.Value)
+	if err != nil {
+		return n.Value, false
+	}
+	return string(b), true
+}
+
+// boolAt is Bool with the path as a *yamlcheck.Path.
+func (d *decoder) boolAt(n *yaml.Node, path *yamlcheck.Path) bool {
+	if v, ok := yamlcheck.YAML11Bool(n); ok {
+		return v
+	}
+	return d.Bool(n, path.String())
 }
 
 // maxDescriptorText bounds the bytes of the keys and values of the
@@ -338,14 +378,14 @@ func newPlace(bytes *int64) *place {
 // and reports whether the file's keys and values are within
 // maxDescriptorText; the first time they are not, it records the problem
 // at the descriptor e, at path.
-func (p *place) read(d *decoder, n int, e *yaml.Node, path string) bool {
+func (p *place) read(d *decoder, n int, e *yaml.Node, path *yamlcheck.Path) bool {
 	was := *p.bytes
 	*p.bytes += int64(n)
 	if *p.bytes <= maxDescriptorText {
 		return true
 	}
 	if was <= maxDescriptorText {
-		d.Errorf(e, path, "the keys and values of the file's descriptors, each counted wherever an alias repeats it, total more than %d bytes by here, the most a rules file may (envoyproxy/ratelimit copies each into every descriptor)", maxDescriptorText)
+		d.ErrorfAt(e, path, "the keys and values of the file's descriptors, each counted wherever an alias repeats it, total more than %d bytes by here, the most a rules file may (envoyproxy/ratelimit copies each into every descriptor)", maxDescriptorText)
 	}
 	return false
 }
@@ -366,28 +406,29 @@ func (p *place) child(key, value *text) *place {
 	return c
 }
 
-// text returns the text of the scalar n: one *text for all the nodes of
-// one value, each cleaned and hashed once.
+// text returns the text of the scalar n, as decoder.str decodes it: one
+// *text for all the nodes of one value, each cleaned and hashed once.
 func (p *place) text(n *yaml.Node) *text {
 	if t, ok := p.texts[n]; ok {
 		return t
 	}
-	if t, ok := p.byValue[n.Value]; ok {
+	value, _ := decoded(n)
+	if t, ok := p.byValue[value]; ok {
 		p.texts[n] = t
 		return t
 	}
-	t := &text{hashed: n.Value, sum: sha256.Sum256([]byte(n.Value))}
-	for i := 0; i < len(n.Value); i++ {
-		c := n.Value[i]
+	t := &text{hashed: value, sum: sha256.Sum256([]byte(value))}
+	for i := 0; i < len(value); i++ {
+		c := value[i]
 		if !nameByte(c) {
 			c = '_'
 		}
 		t.push(c)
 	}
-	if len(n.Value) > maxHashedText {
+	if len(value) > maxHashedText {
 		t.hashed = hex.EncodeToString(t.sum[:])
 	}
-	p.texts[n], p.byValue[n.Value] = t, t
+	p.texts[n], p.byValue[value] = t, t
 	return t
 }
 

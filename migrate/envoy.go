@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -168,6 +169,22 @@ func mapValue(n *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
+// envoyText returns the text of the scalar n as envoyproxy/ratelimit's
+// YAML library (yaml.v2) reads it into a string field: a text tagged
+// !!binary is the bytes its base64 (encoding/base64's StdEncoding, line
+// breaks in it ignored) encodes, and one that is not base64 is an error,
+// as it is there.
+func envoyText(n *yaml.Node, source string) (string, error) {
+	if n.Tag != "!!binary" {
+		return n.Value, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(n.Value)
+	if err != nil {
+		return "", fmt.Errorf("%s:%d: tagged !!binary, but %s is not base64 (envoyproxy/ratelimit refuses it too)", source, n.Line, yamlcheck.Describe(n))
+	}
+	return string(b), nil
+}
+
 // envoyDescriptors lists the rules of a descriptor list, its aliases and
 // merge keys expanded.
 func (t *Translation) envoyDescriptors(list *yaml.Node, path string, depth int, source string) error {
@@ -182,9 +199,17 @@ func (t *Translation) envoyDescriptors(list *yaml.Node, path string, depth int, 
 		if key == nil || key.Kind != yaml.ScalarNode || key.Value == "" {
 			return fmt.Errorf("%s:%d: a descriptor needs a key", source, d.Line)
 		}
-		here := path + " " + key.Value
+		k, err := envoyText(key, source)
+		if err != nil {
+			return err
+		}
+		here := path + " " + k
 		if v := mapValue(d, "value"); v != nil && v.Kind == yaml.ScalarNode {
-			here += "=" + v.Value
+			text, err := envoyText(v, source)
+			if err != nil {
+				return err
+			}
+			here += "=" + text
 		}
 		if rl := mapValue(d, "rate_limit"); rl != nil && rl.Tag != "!!null" {
 			if err := t.envoyRule(rl, d, here, source); err != nil {
@@ -243,7 +268,11 @@ func (t *Translation) envoyRule(rl, d *yaml.Node, where, source string) error {
 	shadow := envoyTrue(mapValue(d, "shadow_mode")) || envoyTrue(mapValue(d, "quota_mode"))
 	name := where
 	if n := mapValue(rl, "name"); n != nil && n.Value != "" {
-		name = n.Value
+		text, err := envoyText(n, source)
+		if err != nil {
+			return err
+		}
+		name = text
 	}
 	t.Rules = append(t.Rules, Limit{Name: name, Algorithm: alg, Quantity: q, Window: w, Shadow: shadow,
 		Source: fmt.Sprintf("%s: %d per %s", where, q, strings.ToLower(unit.Value))})

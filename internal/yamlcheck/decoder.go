@@ -33,6 +33,9 @@ type Decoder struct {
 // Field decodes the value of one key of a mapping; path names it.
 type Field func(n *yaml.Node, path string)
 
+// FieldAt is Field with the path as a *Path.
+type FieldAt func(n *yaml.Node, p *Path)
+
 // Errorf records a problem at n (nil: no single place). A problem past
 // MaxErrors is only counted: its message is not made.
 func (d *Decoder) Errorf(n *yaml.Node, path, format string, args ...any) {
@@ -40,6 +43,21 @@ func (d *Decoder) Errorf(n *yaml.Node, path, format string, args ...any) {
 		d.more++
 		return
 	}
+	d.record(n, path, format, args...)
+}
+
+// ErrorfAt is Errorf with the path as a *Path, written out only if the
+// problem is listed.
+func (d *Decoder) ErrorfAt(n *yaml.Node, p *Path, format string, args ...any) {
+	if len(d.Errs) >= MaxErrors {
+		d.more++
+		return
+	}
+	d.record(n, p.String(), format, args...)
+}
+
+// record lists a problem at n, at path.
+func (d *Decoder) record(n *yaml.Node, path, format string, args ...any) {
 	e := &Error{File: d.File, Path: path, Msg: fmt.Sprintf(format, args...)}
 	if n != nil {
 		e.Line, e.Col = n.Line, n.Column
@@ -80,19 +98,37 @@ func (d *Decoder) Err() error {
 func (d *Decoder) Mapping(n *yaml.Node, path string, fields map[string]Field) bool {
 	ok := true
 	d.Entries(n, path, func(k, v *yaml.Node, p string) {
-		f, known := fields[k.Value]
-		if !known {
-			names := make([]string, 0, len(fields))
-			for name := range fields {
-				names = append(names, name)
-			}
-			slices.Sort(names)
-			d.Errorf(k, p, "unknown field (known: %s)", strings.Join(names, ", "))
+		if f, known := fields[k.Value]; known {
+			f(v, p)
 			return
 		}
-		f(v, p)
+		d.Errorf(k, p, "unknown field (known: %s)", fieldNames(fields))
 	}, &ok)
 	return ok
+}
+
+// MappingAt is Mapping with the paths as *Path values: decoding a mapping
+// nested d levels deep writes out no path unless a problem names it.
+func (d *Decoder) MappingAt(n *yaml.Node, p *Path, fields map[string]FieldAt) bool {
+	ok := true
+	d.EntriesAt(n, p, func(k, v *yaml.Node, p *Path) {
+		if f, known := fields[k.Value]; known {
+			f(v, p)
+			return
+		}
+		d.ErrorfAt(k, p, "unknown field (known: %s)", fieldNames(fields))
+	}, &ok)
+	return ok
+}
+
+// fieldNames returns the names of fields, sorted and joined by ", ".
+func fieldNames[F any](fields map[string]F) string {
+	names := make([]string, 0, len(fields))
+	for name := range fields {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
 
 // Entries calls each for every key of the mapping n, in file order;
@@ -100,11 +136,16 @@ func (d *Decoder) Mapping(n *yaml.Node, path string, fields map[string]Field) bo
 // value is read: a file is read as written. isMapping, if given, is set to
 // false when n is not a mapping.
 func (d *Decoder) Entries(n *yaml.Node, path string, each func(k, v *yaml.Node, path string), isMapping ...*bool) {
+	d.EntriesAt(n, PathOf(path), func(k, v *yaml.Node, p *Path) { each(k, v, p.String()) }, isMapping...)
+}
+
+// EntriesAt is Entries with the paths as *Path values.
+func (d *Decoder) EntriesAt(n *yaml.Node, p *Path, each func(k, v *yaml.Node, p *Path), isMapping ...*bool) {
 	if n == nil || n.Tag == "!!null" {
 		return
 	}
 	if n.Kind != yaml.MappingNode {
-		d.Errorf(n, path, "want a mapping, got %s", Describe(n))
+		d.ErrorfAt(n, p, "want a mapping, got %s", Describe(n))
 		for _, m := range isMapping {
 			*m = false
 		}
@@ -113,51 +154,64 @@ func (d *Decoder) Entries(n *yaml.Node, path string, each func(k, v *yaml.Node, 
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		p := Join(path, k.Value)
+		kp := p.Key(k.Value)
 		if k.Tag == "!!merge" {
-			d.Errorf(k, p, "a merge key, which is not expanded here: write the keys out")
+			d.ErrorfAt(k, kp, "a merge key, which is not expanded here: write the keys out")
 			continue
 		}
 		if k.Kind != yaml.ScalarNode {
-			d.Errorf(k, p, "a key that is %s, not plain text: write the key out", Describe(k))
+			d.ErrorfAt(k, kp, "a key that is %s, not plain text: write the key out", Describe(k))
 			continue
 		}
 		if seen[k.Value] {
-			d.Errorf(k, p, "set twice")
+			d.ErrorfAt(k, kp, "set twice")
 			continue
 		}
 		seen[k.Value] = true
-		each(k, v, p)
+		each(k, v, kp)
 	}
 }
 
 // List calls each for every element of the sequence n.
 func (d *Decoder) List(n *yaml.Node, path string, each func(i int, n *yaml.Node, path string)) {
+	d.ListAt(n, PathOf(path), func(i int, e *yaml.Node, p *Path) { each(i, e, p.String()) })
+}
+
+// ListAt is List with the paths as *Path values.
+func (d *Decoder) ListAt(n *yaml.Node, p *Path, each func(i int, n *yaml.Node, p *Path)) {
 	if n == nil || n.Tag == "!!null" {
 		return
 	}
 	if n.Kind != yaml.SequenceNode {
-		d.Errorf(n, path, "want a list, got %s", Describe(n))
+		d.ErrorfAt(n, p, "want a list, got %s", Describe(n))
 		return
 	}
 	for i, e := range n.Content {
-		each(i, e, fmt.Sprintf("%s[%d]", path, i))
+		each(i, e, p.Index(i))
 	}
 }
 
 // Scalar reports whether n is a non-null scalar, recording a problem
 // ("want <want>") if not.
 func (d *Decoder) Scalar(n *yaml.Node, path, want string) bool {
+	return d.ScalarAt(n, PathOf(path), want)
+}
+
+// ScalarAt is Scalar with the path as a *Path.
+func (d *Decoder) ScalarAt(n *yaml.Node, p *Path, want string) bool {
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		d.Errorf(n, path, "want %s, got %s", want, Describe(n))
+		d.ErrorfAt(n, p, "want %s, got %s", want, Describe(n))
 		return false
 	}
 	return true
 }
 
 // Str decodes a string.
-func (d *Decoder) Str(n *yaml.Node, path string) string {
-	if !d.Scalar(n, path, "a string") {
+func (d *Decoder) Str(n *yaml.Node, path string) string { return d.StrAt(n, PathOf(path)) }
+
+// StrAt is Str with the path as a *Path.
+func (d *Decoder) StrAt(n *yaml.Node, p *Path) string {
+	if !d.ScalarAt(n, p, "a string") {
 		return ""
 	}
 	return n.Value
@@ -176,7 +230,12 @@ func (d *Decoder) Strings(n *yaml.Node, path string) []string {
 // Int decodes an integer in [lo, hi] (underscores allowed: 1_000_000). A
 // leading zero (017, octal in YAML 1.1) is an error.
 func (d *Decoder) Int(n *yaml.Node, path string, lo, hi int64) int64 {
-	if !d.Scalar(n, path, "an integer") {
+	return d.IntAt(n, PathOf(path), lo, hi)
+}
+
+// IntAt is Int with the path as a *Path.
+func (d *Decoder) IntAt(n *yaml.Node, path *Path, lo, hi int64) int64 {
+	if !d.ScalarAt(n, path, "an integer") {
 		return 0
 	}
 	digits := strings.ReplaceAll(n.Value, "_", "")
@@ -185,20 +244,20 @@ func (d *Decoder) Int(n *yaml.Node, path string, lo, hi int64) int64 {
 		if plain == "" {
 			plain = "0"
 		}
-		d.Errorf(n, path, "%q has a leading zero (octal in YAML 1.1): write %s%s", n.Value, digits[:len(digits)-len(t)], plain)
+		d.ErrorfAt(n, path, "%q has a leading zero (octal in YAML 1.1): write %s%s", n.Value, digits[:len(digits)-len(t)], plain)
 		return 0
 	}
 	v, err := strconv.ParseInt(digits, 10, 64)
 	if errors.Is(err, strconv.ErrRange) && n.Tag != "!!str" {
-		d.Errorf(n, path, "%s is out of range [%d, %d]", n.Value, lo, hi)
+		d.ErrorfAt(n, path, "%s is out of range [%d, %d]", n.Value, lo, hi)
 		return 0
 	}
 	if err != nil || n.Tag != "!!int" {
-		d.Errorf(n, path, "%q is not an integer", n.Value)
+		d.ErrorfAt(n, path, "%q is not an integer", n.Value)
 		return 0
 	}
 	if v < lo || v > hi {
-		d.Errorf(n, path, "%d is out of range [%d, %d]", v, lo, hi)
+		d.ErrorfAt(n, path, "%d is out of range [%d, %d]", v, lo, hi)
 		return 0
 	}
 	return v

@@ -121,7 +121,7 @@ func New(opts Options) *Expander {
 func (x *Expander) Expand(doc *yaml.Node) (*yaml.Node, bool) {
 	x.size = written(doc)
 	x.budget = CopyBudget(x.size)
-	out := x.node(doc, "")
+	out := x.node(doc, nil)
 	return out, !x.failed
 }
 
@@ -205,7 +205,7 @@ func (x *Expander) decodeCount(n *yaml.Node) int {
 // copied counts values copied at the node at, at path, and reports
 // whether the copies so far are within the budget; the first time they are
 // not, it reports the problem there.
-func (x *Expander) copied(values int, at *yaml.Node, path string) bool {
+func (x *Expander) copied(values int, at *yaml.Node, path *yamlcheck.Path) bool {
 	was := x.copies
 	x.copies += values
 	if x.copies <= x.budget {
@@ -223,17 +223,18 @@ func (x *Expander) copied(values int, at *yaml.Node, path string) bool {
 // holds the keys written at its own level, merge keys included.
 func (x *Expander) Written(n *yaml.Node) *yaml.Node { return x.written[n] }
 
-func (x *Expander) fail(n *yaml.Node, path, format string, args ...any) *yaml.Node {
+// fail reports the problem at n, at path, and stops the expansion.
+func (x *Expander) fail(n *yaml.Node, path *yamlcheck.Path, format string, args ...any) *yaml.Node {
 	x.failed = true
 	if x.opts.Report != nil {
-		x.opts.Report(n, path, fmt.Sprintf(format, args...))
+		x.opts.Report(n, path.String(), fmt.Sprintf(format, args...))
 	}
 	return n
 }
 
 // node returns the expansion of n (n itself when it holds no alias and no
-// merge key).
-func (x *Expander) node(n *yaml.Node, path string) *yaml.Node {
+// merge key), at path.
+func (x *Expander) node(n *yaml.Node, path *yamlcheck.Path) *yaml.Node {
 	if x.failed {
 		return n
 	}
@@ -257,7 +258,7 @@ func (x *Expander) node(n *yaml.Node, path string) *yaml.Node {
 		for i, c := range n.Content {
 			p := path
 			if n.Kind == yaml.SequenceNode {
-				p = fmt.Sprintf("%s[%d]", path, i)
+				p = path.Index(i)
 			}
 			content[i] = x.node(c, p)
 		}
@@ -286,7 +287,7 @@ func (x *Expander) node(n *yaml.Node, path string) *yaml.Node {
 // alias returns the expansion of the alias n, at path, and counts what it
 // copies (see Expander.Expand) at the node at: the alias itself, or the
 // merge key whose list names it.
-func (x *Expander) alias(n, at *yaml.Node, path string) *yaml.Node {
+func (x *Expander) alias(n, at *yaml.Node, path *yamlcheck.Path) *yaml.Node {
 	switch {
 	case n.Alias == nil:
 		return x.fail(n, path, "alias *%s names no anchor", n.Value)
@@ -301,8 +302,8 @@ func (x *Expander) alias(n, at *yaml.Node, path string) *yaml.Node {
 }
 
 // mapping returns the keys and values of the mapping n, its merge keys
-// replaced by the keys they set.
-func (x *Expander) mapping(n *yaml.Node, path string) []*yaml.Node {
+// replaced by the keys they set; path names n.
+func (x *Expander) mapping(n *yaml.Node, path *yamlcheck.Path) []*yaml.Node {
 	type pair struct {
 		k, v    *yaml.Node
 		written bool // written in n, not merged
@@ -319,7 +320,7 @@ func (x *Expander) mapping(n *yaml.Node, path string) []*yaml.Node {
 		case written:
 			pairs[i] = pair{k, x.overlay(k, pairs[i].v, v, path), written}
 		case pairs[i].written:
-			x.fail(pairs[i].k, yamlcheck.Join(path, k.Value),
+			x.fail(pairs[i].k, path.Key(k.Value),
 				"set before the merge key on line %d, which sets it too: move it after the merge key (envoyproxy/ratelimit keeps the merged value, YAML 1.2 the written one)",
 				mergeKey.Line)
 		default:
@@ -329,11 +330,10 @@ func (x *Expander) mapping(n *yaml.Node, path string) []*yaml.Node {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if !IsMergeKey(k) {
-			p := yamlcheck.Join(path, k.Value)
-			set(x.key(k, path), x.node(v, p), true, nil)
+			set(x.key(k, path), x.node(v, path.Key(k.Value)), true, nil)
 			continue
 		}
-		p := yamlcheck.Join(path, k.Value)
+		p := path.Key(k.Value)
 		// A list written here lists the mappings to merge; an alias must
 		// name a mapping, as yaml.v2 merges no aliased list.
 		sources := []*yaml.Node{v}
@@ -383,11 +383,11 @@ func (x *Expander) mapping(n *yaml.Node, path string) []*yaml.Node {
 // v's written over them. The result is placed where v is written; a key
 // that v or old holds twice stays twice, for the reader to refuse. path
 // names the mapping.
-func (x *Expander) overlay(k, old, v *yaml.Node, path string) *yaml.Node {
+func (x *Expander) overlay(k, old, v *yaml.Node, path *yamlcheck.Path) *yaml.Node {
 	if old.Kind != yaml.MappingNode || v.Kind != yaml.MappingNode || !slices.Contains(x.opts.Overlaid, k.Value) {
 		return v
 	}
-	if x.built[old] && !x.copied(len(old.Content)/2, k, yamlcheck.Join(path, k.Value)) {
+	if x.built[old] && !x.copied(len(old.Content)/2, k, path.Key(k.Value)) {
 		return v
 	}
 	content := slices.Clone(old.Content)
@@ -421,9 +421,9 @@ func (x *Expander) overlay(k, old, v *yaml.Node, path string) *yaml.Node {
 // field, is refused, as is a key, written or aliased, longer than
 // MaxKeyBytes. A key other than << tagged !!merge (see IsMergeKey) is its
 // text, tagged !!str, as yaml.v2 reads it.
-func (x *Expander) key(k *yaml.Node, path string) *yaml.Node {
+func (x *Expander) key(k *yaml.Node, path *yamlcheck.Path) *yaml.Node {
 	if k.Kind != yaml.AliasNode {
-		p := yamlcheck.Join(path, k.Value)
+		p := path.Key(k.Value)
 		out := x.node(k, p)
 		switch {
 		case x.failed:
@@ -438,7 +438,7 @@ func (x *Expander) key(k *yaml.Node, path string) *yaml.Node {
 		x.sizes[&text] = x.sizes[out]
 		return &text
 	}
-	path = yamlcheck.Join(path, "*"+k.Value)
+	path = path.Key("*" + k.Value)
 	out := x.node(k, path)
 	if x.failed {
 		return k
