@@ -211,33 +211,41 @@ func (h *hostState) refused(tk ticket, r response) {
 // slotsRefused adds to b, the bound after r, a 429 answering tk, the
 // slots that the host's own requests held when r arrived, when r states a
 // concurrency policy with too little left for tk: those answered and not
-// ended (nor lost, whose slots a probe may find free), tk aside, as a
+// ended (nor lost or cut short, whose slots may be free), tk aside, as a
 // refused request holds none. Such a policy has its slots back as they
-// end, not with a reset: a probe waits until one of them has ended, or
-// failed (see slotsMayFit), so that it is not sent while every slot is
-// still held, by bodies still streaming say. The requests in flight when
-// r arrived, which may be refused as well, are not counted as held, nor
-// their ends as slots back. When the host held no slot, the refusal
-// counts the requests of other clients, whose ends it cannot see: the
-// probe goes after the wait. h.mu is held.
+// end, not with a reset: until the probe has been answered, the host
+// sends no request but the probe into them, and one for each slot of its
+// own that ends (or a unit's cost, when it held fewer), so that requests
+// are not sent while bodies still stream. Unless the host's own requests
+// leave fewer than tk's cost of the policy's stated slots, the refusal
+// may have counted the requests of other clients as well, whose ends the
+// host cannot see: the probe goes after the wait, whatever its own
+// requests hold (see bound.refusal); otherwise it goes once one of them
+// has ended, or failed (see slotsMayFit). The requests in flight when r
+// arrived, which may be refused as well, are not counted as held, nor
+// their ends as slots back. h.mu is held.
 func (h *hostState) slotsRefused(tk ticket, r response, b *bound) {
-	spent := false
-	for _, q := range r.quotas {
-		spent = spent || q.inFlight && q.Remaining < tk.cost
-	}
-	lost := algo.AddSat(h.lost, h.forgiven)
+	lost := h.unsure()
 	held := h.sent - h.ended - lost - h.inflight - tk.cost
+	spent, full := false, false
+	for _, q := range r.quotas {
+		if q.inFlight && q.Remaining < tk.cost {
+			spent = true
+			full = full || q.Limit > 0 && algo.AddSat(held, tk.cost) > q.Limit
+		}
+	}
 	if !spent || held <= 0 || b.n == len(b.rem) {
 		return
 	}
-	// A probe fits (slotsFit) once the units ended beyond tk's and those
-	// in flight, with those lost since, come to its cost less rem: once
-	// one held has ended, or all have when they hold fewer units than
-	// tk's cost. tk's end, its body read or closed, is counted first.
+	// The bound rises (value) once the units ended beyond tk's and those
+	// in flight come to tk's cost less rem: once one held has ended, or
+	// all have when they hold fewer units than tk's cost. tk's end, its
+	// body read or closed, is counted first.
 	b.rem[b.n], b.inFlight[b.n] = max(tk.cost-held, 0), true
 	b.n++
 	b.ended = algo.AddSat(algo.AddSat(h.ended, tk.cost), h.inflight)
 	b.forgiven = lost
+	b.refusal = !full
 }
 
 // end records that tk's request has ended, its answer read whole or its
@@ -246,7 +254,8 @@ func (h *hostState) slotsRefused(tk ticket, r response, b *bound) {
 // answer is never read to its end (or connection never closed) never
 // ends: its slot is thought held for good. An attempt that failed never
 // ends either: its units are lost, and their slots thought held until a
-// probe learns the quota anew (see slotsMayFit).
+// probe learns the quota anew (see slotsMayFit); nor does one cut short
+// (see cutShort).
 func (h *hostState) end(tk ticket) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -257,9 +266,26 @@ func (h *hostState) end(tk ticket) {
 	h.broadcast()
 }
 
+// cutShort records that tk's answer was closed before its end (after finish,
+// which recorded its arrival). The server may still be serving the
+// request, and hold its concurrency slot until it has done, however soon
+// the client hangs up; or it may have done already. Its units are held as
+// a failed attempt's are: their slots are for a probe to learn of, after
+// the quota's reset (see slotsMayFit).
+func (h *hostState) cutShort(tk ticket) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.cut = algo.AddSat(h.cut, tk.cost)
+	if h.body != nil && tk.body != nil {
+		h.body.cutShort(*tk.body)
+	}
+	h.broadcast()
+}
+
 // boundOf is the bound that r, the response to tk, proves.
 func (h *hostState) boundOf(tk ticket, r response) bound {
-	b := bound{base: algo.AddSat(algo.AddSat(tk.doneAtSend, tk.forgiven), tk.cost), ended: tk.doneAtSend, forgiven: tk.forgiven, at: r.at}
+	b := bound{base: algo.AddSat(algo.AddSat(tk.doneAtSend, tk.forgiven), tk.cost), ended: algo.AddSat(tk.doneAtSend, -tk.cutForgiven),
+		forgiven: algo.AddSat(tk.forgiven, tk.cutForgiven), at: r.at}
 	add := func(q quota) {
 		if b.n == len(b.rem) {
 			return // more policies than a bound keeps: the rest say less than r.rl's

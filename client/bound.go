@@ -25,7 +25,9 @@ const maxPolicies = 8
 // − ended_j. No request of the client's counts as holding a slot when j
 // was decided, answered or not: one whose answer had arrived may have
 // given its slot back just before (its body's last bytes still on the
-// way), and rem_p counts that slot free already. Such
+// way), and rem_p counts that slot free already. A unit cut short (its
+// body closed before its end) never ends: ended_j is done_j less the cut
+// units a probe had settled when j was sent, which count as ended. Such
 // a policy has no reset nor rate: a request it holds waits for a request
 // to end, not for a reset (the slots of lost units, which never end,
 // wait for a probe: see hostState.slotsMayFit).
@@ -33,8 +35,9 @@ type bound struct {
 	base  int64 // done_j + forgiven_j + cost_j
 	ended int64 // ended_j: the units ended that the policies count from
 	// forgiven is forgiven_j, the lost units the base counts as answered
-	// (see hostState.lost): the other lost units never end, and may hold
-	// slots or not (see slotsFit).
+	// (see hostState.lost), with the units cut short that ended_j counts
+	// as ended (see hostState.cutShort): the other lost or cut units never
+	// end, and may hold slots or not (see slotsFit).
 	forgiven int64
 	at       time.Time // when the response arrived
 	n        int
@@ -43,6 +46,11 @@ type bound struct {
 	name     [maxPolicies]string  // the policies' names
 	// inFlight marks the concurrency policies.
 	inFlight [maxPolicies]bool
+	// refusal marks the bound a 429 for a concurrency quota left when it
+	// may have counted another client's requests (see
+	// hostState.slotsRefused): its slots are those the host's own requests
+	// held, but another client's may be back since.
+	refusal bool
 }
 
 // grows reports whether the bound rises with time.
@@ -102,11 +110,16 @@ func (b *bound) valueAfter(el float64, capacity, ended int64) int64 {
 
 // slotsFit reports whether b's concurrency policies would let sent reach
 // need, ended units having ended, were the slot of every unit lost so far
-// (lost: failed or written off, forgiven or not) back as well: whether
-// a probe may find a slot that the bound counts as held. A unit that has
-// neither ended nor been lost holds its slot for sure, however long. A
-// bound of no concurrency policy fits.
+// (lost: failed, written off or cut short, forgiven or not) back as well:
+// whether a probe may find a slot that the bound counts as held. A unit
+// that has neither ended nor been lost holds its slot for sure, however
+// long. A bound of no concurrency policy fits, and so does a refusal's: a
+// probe may find free the slot of another client's request that the 429
+// counted.
 func (b *bound) slotsFit(need, ended, lost int64) bool {
+	if b.refusal {
+		return true
+	}
 	back := max(lost-b.forgiven, 0)
 	for i := range b.n {
 		if b.inFlight[i] && algo.AddSat(b.base, algo.AddSat(b.slots(i, ended), back)) < need {

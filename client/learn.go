@@ -117,6 +117,13 @@ type hostState struct {
 	// not as certainly counted). Without that, every failure would lower
 	// every later bound for good.
 	lost, forgiven int64
+	// cut is the units of requests whose answer was closed before its end
+	// since the last probe (see cutShort), cutForgiven every such unit a probe
+	// has settled. Such a request never ends: the server may be serving it
+	// still, its concurrency slot held until it has done, or may have
+	// given the slot back. As a lost unit's, its slot is for a probe to
+	// learn of: requests granted from the probe on count it as ended.
+	cut, cutForgiven int64
 	// now and eventual are the two bounds kept: the highest when it was
 	// learned, and the one that rises highest in time (they are often the
 	// same). Either proves its value; the host may send up to the larger.
@@ -201,6 +208,7 @@ type ticket struct {
 	admittedAtSend int64
 	alone          bool
 	forgiven       int64 // the host's forgiven lost units at the send
+	cutForgiven    int64 // the host's forgiven units cut short at the send
 	cost           int64
 	epoch          uint64
 	probe          bool
@@ -324,8 +332,14 @@ func (h *hostState) admitsKnown(cost int64, now time.Time) (how int, wake time.T
 // reset says: only the slots of lost units, which never end, are for a
 // probe to learn of. h.mu is held.
 func (h *hostState) slotsMayFit(need int64) bool {
-	lost := algo.AddSat(h.lost, h.forgiven)
+	lost := h.unsure()
 	return h.now.slotsFit(need, h.ended, lost) || h.eventual.slotsFit(need, h.ended, lost)
+}
+
+// unsure is every unit lost or cut short so far, settled by a probe or
+// not: units whose slots may be held or not. h.mu is held.
+func (h *hostState) unsure() int64 {
+	return algo.AddSat(algo.AddSat(h.lost, h.forgiven), algo.AddSat(h.cut, h.cutForgiven))
 }
 
 // waitsForSlots reports whether a send of cost units at now waits for
@@ -440,13 +454,14 @@ func (h *hostState) grant(cost int64, how int, now time.Time) ticket {
 	if probe {
 		h.probing = true
 		h.forgiven, h.lost = algo.AddSat(h.forgiven, h.lost), 0
+		h.cutForgiven, h.cut = algo.AddSat(h.cutForgiven, h.cut), 0
 	}
 	if how == sendSpeculative {
 		h.speculating = true
 	}
 	h.sent = algo.AddSat(h.sent, cost)
 	h.inflight += cost
-	return ticket{gen: h.gen, doneAtSend: h.done, admittedAtSend: h.admitted, forgiven: h.forgiven, cost: cost, epoch: h.epoch,
+	return ticket{gen: h.gen, doneAtSend: h.done, admittedAtSend: h.admitted, forgiven: h.forgiven, cutForgiven: h.cutForgiven, cost: cost, epoch: h.epoch,
 		alone: alone, probe: probe, speculative: how == sendSpeculative, sentAt: now, last: h.last, anchor: h.anchor}
 }
 

@@ -32,11 +32,13 @@ func TestASlotGivenBackBeforeADecisionIsNotCountedTwice(t *testing.T) {
 }
 
 // A 429 for a concurrency quota (its policy stated with no slot left)
-// keeps what the host knows of the slots: its own requests that have not
-// ended hold theirs, whatever the wait the refusal asks for. The probe
-// after that wait goes only once one of them has ended, not into the
-// server's next refusal while bodies still stream.
-func TestARefusalForASlotHoldsTheProbeUntilARequestEnds(t *testing.T) {
+// keeps what the host knows of its own slots: its requests that have not
+// ended hold theirs, and nothing goes into them before the refusal's wait
+// is over. But the refusal may have counted another client's requests,
+// whose ends the host cannot see: after the wait one probe goes, while
+// the host's own requests still hold their slots, and the rest wait for
+// its answer.
+func TestARefusalForASlotSendsOneProbeAfterItsWait(t *testing.T) {
 	h := newHostState(true, 0)
 	probe := mustGrant(t, h, t0, "probe")
 	h.finish(probe, inFlight(t0, 3, 2))
@@ -49,12 +51,40 @@ func TestARefusalForASlotHoldsTheProbeUntilARequestEnds(t *testing.T) {
 	refusal.status = http.StatusTooManyRequests
 	h.finish(c, refusal)
 	h.end(c) // the refusal's body, read: it held no slot
-	later := t0.Add(10 * time.Second)
-	if _, ok, _ := h.try(1, later); ok {
-		t.Fatal("a probe after the refusal's wait while the host's two requests held their slots: sent; want it held until one ends")
+	if _, ok, _ := h.try(1, t0.Add(defaultReset/2)); ok {
+		t.Fatal("a request within the refusal's wait, the host's two requests holding their slots: sent; want it held")
 	}
-	h.end(a)
-	if tk := mustGrant(t, h, later, "a probe once a request has ended"); !tk.probe {
+	later := t0.Add(10 * time.Second)
+	if tk := mustGrant(t, h, later, "a probe after the refusal's wait, the host's two requests holding their slots"); !tk.probe {
 		t.Error("the request after the refusal is not a probe")
 	}
+	if _, ok, _ := h.try(1, later); ok {
+		t.Error("a second request while the probe is in flight: sent; want it held for the probe's answer")
+	}
+}
+
+// A 429 for a concurrency quota whose every slot the host's own requests
+// hold (the server cut its limit to two, which its two answered requests
+// hold) counted none of another client's: the probe after its wait goes
+// only once one of them has ended, not into the server's next refusal
+// while bodies still stream.
+func TestARefusalWhenTheHostHoldsEverySlotHoldsTheProbeUntilARequestEnds(t *testing.T) {
+	h := newHostState(true, 0)
+	probe := mustGrant(t, h, t0, "probe")
+	h.finish(probe, inFlight(t0, 3, 2))
+	h.end(probe)
+	a, b := mustGrant(t, h, t0, "first"), mustGrant(t, h, t0, "second")
+	c := mustGrant(t, h, t0, "third")
+	h.finish(a, inFlight(t0, 3, 2))
+	h.finish(b, inFlight(t0, 3, 1))
+	refusal := inFlight(t0, 2, 0) // the limit cut to two
+	refusal.status = http.StatusTooManyRequests
+	h.finish(c, refusal)
+	h.end(c) // the refusal's body, read: it held no slot
+	later := t0.Add(10 * time.Second)
+	if _, ok, _ := h.try(1, later); ok {
+		t.Fatal("a probe after the refusal's wait while the host's two requests held both slots: sent; want it held until one ends")
+	}
+	h.end(a)
+	mustGrant(t, h, later, "a request once one of the host's has ended")
 }

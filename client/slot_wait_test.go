@@ -85,20 +85,24 @@ func TestASlotWaitIsBoundedByMaxWait(t *testing.T) {
 // A MaxWait shorter than the second a concurrency answer's reset is taken
 // to be still lets a request wait for a slot: the reset is when the host
 // looks again, not when the wait ends. A request made while a body holds
-// the only slot goes once the body is closed, within MaxWait.
+// the only slot goes once the body has been read to its end, within
+// MaxWait.
 func TestARequestWaitsForASlotUpToAShortMaxWait(t *testing.T) {
 	stop := make(chan struct{})
 	srv, refused := streamingSlotServer(t, stop)
 	defer srv.Close()
-	defer close(stop)
 	hc := &http.Client{Transport: &client.Transport{Retry: client.RetryPolicy{MaxWait: 900 * time.Millisecond}}}
 	get := func(path string) (*http.Response, error) { return hc.Get(srv.URL + path) }
 	stream := openStream(t, get)
-	time.AfterFunc(100*time.Millisecond, func() { stream.Body.Close() })
+	time.AfterFunc(100*time.Millisecond, func() { close(stop) }) // the stream ends
+	go func() {
+		io.Copy(io.Discard, stream.Body)
+		stream.Body.Close()
+	}()
 
 	resp, err := get("/")
 	if err != nil {
-		t.Fatalf("a request while a body held the only slot for 100 ms, MaxWait 900 ms: %v; want it sent once the body closed", err)
+		t.Fatalf("a request while a body held the only slot for 100 ms, MaxWait 900 ms: %v; want it sent once the body ended", err)
 	}
 	resp.Body.Close()
 	if n := refused.Load(); n > 0 {

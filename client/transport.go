@@ -68,7 +68,8 @@ const drainGrace = 100 * time.Millisecond
 // that a batch sent through it meets few 429s or none, without knowing the
 // limit in advance. A concurrency quota (RateLimit-Policy's
 // qu="concurrent-requests") counts requests in flight: it has a slot back
-// when a response's body is read to its end or closed, or, for a 101
+// when a response's body is read to its end (or closed, when it has
+// nothing to read or is a refusal's), or, for a 101
 // Switching Protocols answer, when its body (the upgraded connection) is
 // first closed, not when a read ends: the server serves it until then,
 // however long, and no reset makes a probe go for its slot (a concurrency
@@ -77,8 +78,12 @@ const drainGrace = 100 * time.Millisecond
 // body, an upgraded connection included (net/http does not close one when
 // the request's context ends): one never closed nor read to its end holds
 // its slot for good, as far as the Transport knows; only the slot of an
-// attempt that failed, which never ends, is learned anew by a probe after
-// the quota's reset. A quota of content
+// attempt that failed, which never ends, or of a body closed before its
+// end, whose request the server may serve still, is learned anew by a
+// probe after the quota's reset. A 429 for a concurrency quota may count
+// another client's requests: after its wait, one probe goes even while
+// the host's own requests hold their slots, unless they hold every slot
+// the quota states. A quota of content
 // bytes (qu="content-bytes") counts each request's body, its
 // ContentLength: a body of unknown length counts as the whole quota (it
 // waits until the quota is whole, a reset at most), and one larger than
@@ -135,7 +140,8 @@ const drainGrace = 100 * time.Millisecond
 // begun (RoundTrip returns an error wrapping ErrWaitTooLong, or the
 // throttled response itself when it was a retry's wait), and one whose end
 // is not known (for a concurrency quota's slot) fails with ErrWaitTooLong
-// once it has lasted Retry.MaxWait.
+// once it has lasted Retry.MaxWait, counted with the Gate's wait and the
+// holds before it, or the retry's wait after which it comes.
 //
 // The zero Transport is usable: http.DefaultTransport, no Gate, cost 1 per
 // request, learning on, the default RetryPolicy. Set its fields before the
@@ -410,6 +416,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	retryable := (t.policy.RetryNonIdempotent || idempotent(req)) && rewindable(req)
 
 	send := req
+	// left is what is left of Retry.MaxWait for the next attempt's wait to
+	// be admitted: a retry's is what its sleep left (no bound stays none).
+	left := t.policy.MaxWait
 	for retry := 0; ; retry++ {
 		if retry > 0 {
 			var err error
@@ -417,7 +426,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, fmt.Errorf("client: rewinding the body for a retry: %w", err)
 			}
 		}
-		tk, release, err := t.admit(send, h, cost)
+		tk, release, err := t.admit(send, h, cost, left)
 		if err != nil {
 			closeBody(send)
 			return nil, err
@@ -458,7 +467,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// flight at the server, which serves it, until it is closed.
 			resp.Body = releasing(resp.Body, func() { h.end(tk) })
 		default:
-			resp.Body = &endingBody{ReadCloser: resp.Body, h: h, tk: tk}
+			// An answer with no body, or a refusal's, which held no slot,
+			// has ended once it is closed, read or not.
+			over := resp.Body == http.NoBody || resp.ContentLength == 0 || throttled(r.status)
+			resp.Body = &endingBody{ReadCloser: resp.Body, h: h, tk: tk, over: over}
 		}
 		if !throttled(r.status) {
 			return resp, nil
@@ -488,7 +500,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		start := time.Now()
 		err = sleepDraining(ctx, wait, resp.Body)
-		t.stats.waited.Add(int64(time.Since(start)))
+		slept := time.Since(start)
+		t.stats.waited.Add(int64(slept))
+		if t.policy.MaxWait < maxHint {
+			left = t.policy.MaxWait - slept
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -519,11 +535,12 @@ func retryWait(h *hostState, tk ticket, r response, bytes int64) (wait, hold tim
 }
 
 // admit waits for the host's learned hold, the Gate and the host's quota,
-// and returns the granted send and the function that gives back what the
-// Gate holds for it (a LeaseGate's slots; nil for other Gates).
-func (t *Transport) admit(req *http.Request, h *hostState, cost int64) (tk ticket, release func(), err error) {
+// maxWait at most in all, and returns the granted send and the function
+// that gives back what the Gate holds for it (a LeaseGate's slots; nil for
+// other Gates).
+func (t *Transport) admit(req *http.Request, h *hostState, cost int64, maxWait time.Duration) (tk ticket, release func(), err error) {
 	ctx := req.Context()
-	var waited time.Duration
+	var waited, gated time.Duration
 	defer func() {
 		if waited > 0 {
 			t.stats.held.Add(1)
@@ -536,20 +553,20 @@ func (t *Transport) admit(req *http.Request, h *hostState, cost int64) (tk ticke
 	if t.Gate != nil {
 		// Wait out a hold before spending at the Gate, so that a slot is not
 		// spent on a request that cannot go.
-		if err := h.waitHold(ctx, req.URL.Host, cost, contentLength(req), t.policy.MaxWait, &waited); err != nil {
+		if err := h.waitHold(ctx, req.URL.Host, cost, contentLength(req), maxWait, &waited); err != nil {
 			return ticket{}, release, err
 		}
-		if err := h.hopeless(ctx, req.URL.Host, cost, contentLength(req), t.policy.MaxWait); err != nil {
+		if err := h.hopeless(ctx, req.URL.Host, cost, contentLength(req), maxWait-waited); err != nil {
 			return ticket{}, release, err
 		}
 		start := time.Now()
-		// The Gate's wait is the Transport's own too: bounded by
-		// Retry.MaxWait, so that a Gate that knows its wait ends beyond it
-		// does not begin it.
+		// The Gate's wait is the Transport's own too: bounded by what is
+		// left of maxWait, so that a Gate that knows its wait ends beyond
+		// it does not begin it, and counted in the wait for the quota.
 		gctx := ctx
 		if t.policy.MaxWait < maxHint {
 			var cancel context.CancelFunc
-			gctx, cancel = context.WithTimeout(ctx, t.policy.MaxWait)
+			gctx, cancel = context.WithTimeout(ctx, maxWait-waited)
 			defer cancel()
 		}
 		var err error
@@ -561,12 +578,13 @@ func (t *Transport) admit(req *http.Request, h *hostState, cost int64) (tk ticke
 		if err != nil && ctx.Err() == nil && gctx.Err() != nil && !errors.Is(err, ErrWaitTooLong) {
 			err = fmt.Errorf("client: gate: %w: beyond Retry.MaxWait %v", ErrWaitTooLong, t.policy.MaxWait)
 		}
-		t.stats.waited.Add(int64(time.Since(start)))
+		gated = time.Since(start)
+		t.stats.waited.Add(int64(gated))
 		if err != nil && !(t.FailOpen && errors.Is(err, sluice.ErrStoreUnavailable) && ctx.Err() == nil) {
 			return ticket{}, release, err
 		}
 	}
-	tk, w, err := h.acquireWith(ctx, req.URL.Host, cost, contentLength(req), t.policy.MaxWait-waited)
+	tk, w, err := h.acquireWith(ctx, req.URL.Host, cost, contentLength(req), maxWait-waited-gated)
 	waited += w
 	return tk, release, err
 }
@@ -607,14 +625,18 @@ func releasing(body io.ReadCloser, release func()) io.ReadCloser {
 }
 
 // endingBody records that its request has ended (hostState.end) when it
-// is read to its end or closed, whichever comes first (once): a
-// concurrency quota's slot is held until the server has written the whole
-// answer.
+// is read to its end, or was cut short (hostState.cutShort) when it is
+// closed before that, whichever comes first (once): a concurrency quota's
+// slot is held until the server has written the whole answer, and a
+// server may go on serving a request, its slot held, after the client
+// has hung up. A body closed when over is set ends its request: there is
+// nothing to read, or the request held no slot.
 type endingBody struct {
 	io.ReadCloser
 	once sync.Once
 	h    *hostState
 	tk   ticket
+	over bool
 }
 
 func (b *endingBody) Read(p []byte) (int, error) {
@@ -627,7 +649,13 @@ func (b *endingBody) Read(p []byte) (int, error) {
 
 func (b *endingBody) Close() error {
 	err := b.ReadCloser.Close()
-	b.once.Do(func() { b.h.end(b.tk) })
+	b.once.Do(func() {
+		if b.over {
+			b.h.end(b.tk)
+		} else {
+			b.h.cutShort(b.tk)
+		}
+	})
 	return err
 }
 

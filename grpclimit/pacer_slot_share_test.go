@@ -1,0 +1,98 @@
+package grpclimit_test
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/grpclimit"
+	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+// openHeldStream opens a Hold stream on conn and reads its first message: it
+// holds a slot of the server's concurrency limit until ctx ends.
+func openHeldStream(t *testing.T, ctx context.Context, conn *grpc.ClientConn) {
+	t.Helper()
+	cs, err := conn.NewStream(ctx, &holdStream, "/sluice.test.Held/Hold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.SendMsg(wrapperspb.String("x")); err != nil {
+		t.Fatal(err)
+	}
+	cs.CloseSend()
+	if err := cs.RecvMsg(new(wrapperspb.StringValue)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A refusal for a concurrency quota may count another client's calls: the
+// paced connection holds one slot of two with an open stream, another
+// client holds the other for 300 ms, and a paced call meets
+// RESOURCE_EXHAUSTED then. Once the other client's slot is back, a call
+// goes after the refusal's wait (a probe) and is admitted, though the
+// paced stream still holds its slot.
+func TestAPacerRefusedForAnotherClientsSlotProbesAfterItsWait(t *testing.T) {
+	store := memory.New(memory.WithClockResolution(0))
+	defer store.Close()
+	limits, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
+		Plans: []*httplimit.Plan{plan("free", sluice.Concurrency(2, time.Minute))},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(limits.UnaryInterceptor()), grpc.ChainStreamInterceptor(limits.StreamInterceptor()))
+	srv.RegisterService(&holdService, nil)
+	srv.RegisterService(&echoService, nil)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(lis)
+	defer srv.Stop()
+	pacer := &grpclimit.Pacer{MaxWait: 3 * time.Second}
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithChainUnaryInterceptor(pacer.UnaryInterceptor()), grpc.WithChainStreamInterceptor(pacer.StreamInterceptor()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	other, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+
+	if _, err := say(context.Background(), conn, methodSay); err != nil { // the probe: learns the quota
+		t.Fatal(err)
+	}
+	sctx, scancel := context.WithCancel(context.Background())
+	defer scancel()
+	openHeldStream(t, sctx, conn) // the paced connection's own stream, open for long
+
+	octx, ocancel := context.WithCancel(context.Background())
+	openHeldStream(t, octx, other) // another client takes the second slot
+	if _, err := say(context.Background(), conn, methodSay); status.Code(err) != codes.ResourceExhausted {
+		ocancel()
+		t.Fatalf("a call while both slots were held: %v; want RESOURCE_EXHAUSTED from the server", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	ocancel() // the other client's slot is back
+	time.Sleep(100 * time.Millisecond)
+
+	start := time.Now()
+	_, err = say(context.Background(), conn, methodSay)
+	elapsed := time.Since(start)
+	if err != nil {
+		t.Errorf("a call once the other client's slot was back (the paced stream still open): after %v, %v; want it sent after the refusal's wait (1 s) and admitted", elapsed.Round(time.Millisecond), err)
+	}
+}
