@@ -32,3 +32,30 @@ func TestACaseChangeDoesNotLowerACost(t *testing.T) {
 		}
 	}
 }
+
+// Of costs whose patterns are one route once in lower case, however they
+// write it (a wildcard renamed, a subtree as {name...}), the larger is paid
+// by a path in another case, on every start: the costs reach the Mux in
+// the map's random order, so the test starts the middleware 50 times.
+func TestACaseChangePaysTheLargerCostOfTheRouteHoweverWritten(t *testing.T) {
+	for _, c := range []struct {
+		costs map[string]int64
+		path  string
+		posts int
+		want  []int
+	}{
+		{map[string]int64{"POST /Items/{id}": 5, "POST /items/{key}": 4}, "/ITEMS/7", 2, []int{200, 200, 429}},
+		{map[string]int64{"POST /Bulk/": 10, "POST /bulk/{rest...}": 2}, "/BULK/x", 1, []int{200, 429}},
+	} {
+		plans := []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(10, time.Minute)}, Costs: c.costs}}
+		for start := range 50 {
+			mw, _ := clockedMiddleware(t, httplimit.Options{Plans: plans})
+			rs := repeat(req{method: "POST", path: c.path, remote: "192.0.2.1:1"}, c.posts)
+			rs = append(rs, req{method: "GET", path: "/other", remote: "192.0.2.1:1"})
+			if got := statuses(mw, rs...); !slices.Equal(got, c.want) {
+				t.Errorf("costs %v, start %d: POST %s ×%d, then GET /other: %v, want %v", c.costs, start, c.path, c.posts, got, c.want)
+				break
+			}
+		}
+	}
+}

@@ -33,17 +33,23 @@ type Mux struct {
 	// configured maps a pattern as registered to the pattern as first
 	// handed to Handle, where the two differ.
 	configured map[string]string
-	// catchAll: "/" is registered by the Mux, not handed to Handle, so that
-	// every request matches some pattern. A request that matches none makes
+	// root is the pattern, as first handed to Handle, that matches every
+	// request ("/" or "/{name...}", without method or host), or "" for
+	// none. mux and lower register "/" in either case, so that every
+	// request matches some pattern: a request that matches none makes
 	// ServeMux work out which methods would have matched (for a 405 it
-	// never sends here): six allocations per request.
-	catchAll bool
+	// never sends here), six allocations per request. "/" stands for root,
+	// or for no pattern while root is "".
+	root string
 	// lower holds the patterns with their paths in lower case, once some
 	// pattern's path has an upper-case letter (nil: mux serves for them),
 	// for the spellings in lower case (see Spellings); lowerOf maps each
-	// pattern in lower holds to the patterns, as configured, it stands for.
+	// pattern lower holds to the patterns, as configured, whose paths in
+	// lower case are its route (see Normal), and lowerAt maps each such
+	// route to the pattern lower holds for it.
 	lower   *http.ServeMux
 	lowerOf map[string][]string
+	lowerAt map[string]string
 	// parts holds what the patterns write, for Covering.
 	parts parts
 }
@@ -51,7 +57,8 @@ type Mux struct {
 // Handle adds pattern. It returns an error for a pattern that ServeMux
 // refuses, alone or beside one added before; a pattern that is one added
 // before once its host is in lower case names the same routes and is not
-// added again.
+// added again. "/" and "/{name...}" match every request alike: either may
+// be added, not both.
 func (m *Mux) Handle(pattern string) error {
 	lp := LowerHost(pattern)
 	if m.registered[lp] {
@@ -60,10 +67,12 @@ func (m *Mux) Handle(pattern string) error {
 	if m.mux == nil {
 		m.mux, m.registered = http.NewServeMux(), map[string]bool{}
 		m.mux.Handle("/", http.NotFoundHandler())
-		m.catchAll = true
 	}
-	if lp == "/" && m.catchAll {
-		m.catchAll, m.registered[lp] = false, true // handed to Handle now
+	if matchesEverything(lp) {
+		if m.root != "" {
+			return fmt.Errorf("pattern %q conflicts with pattern %q: %s matches the same requests as %s", pattern, m.root, pattern, m.root)
+		}
+		m.root, m.registered[lp] = pattern, true
 		m.parts.add(lp)
 		return nil
 	}
@@ -79,10 +88,23 @@ func (m *Mux) Handle(pattern string) error {
 		}
 		m.configured[lp] = pattern
 	}
-	m.handleLower(lp)
 	m.registered[lp] = true
+	m.handleLower(lp)
 	m.parts.add(lp)
 	return nil
+}
+
+// matchesEverything reports whether the pattern p, as registered, matches
+// every request: it has no method or host, and its path is "/" or
+// "/{name...}" (one route, see Normal).
+func matchesEverything(p string) bool {
+	if p == "/" {
+		return true
+	}
+	if !strings.HasPrefix(p, "/{") || strings.Count(p, "/") != 1 {
+		return false
+	}
+	return handle(http.NewServeMux(), p) == nil && Normal(p) == Normal("/")
 }
 
 // hostMatched returns r, or a copy whose Host is as the patterns name
@@ -105,8 +127,8 @@ func (m *Mux) Pattern(r *http.Request) string {
 		return ""
 	}
 	_, p := m.mux.Handler(m.hostMatched(r))
-	if p == "/" && m.catchAll {
-		return ""
+	if p == "/" {
+		return m.root
 	}
 	return m.asConfigured(p)
 }

@@ -1,7 +1,11 @@
 package routes
 
 import (
+	"maps"
 	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -83,5 +87,49 @@ func TestMuxRootIsMatchedOnlyWhenHandled(t *testing.T) {
 	}
 	if got := with.Pattern(httptest.NewRequest("GET", "/items/7", nil)); got != "GET /items/" {
 		t.Errorf("with \"/\": GET /items/7 matched %q", got)
+	}
+}
+
+// "/{name...}" matches every request, as "/" does (one route by Normal):
+// a Mux takes it as it takes "/", matching whatever no other pattern does,
+// in any case, and refuses it beside "/", naming both as written; with a
+// method or a host it is a pattern like any other.
+func TestMuxTakesTheRestWildcardAtTheRootAsTheRoot(t *testing.T) {
+	var m Mux
+	for _, p := range []string{"GET /Items/", "/{p...}"} {
+		if err := m.Handle(p); err != nil {
+			t.Fatalf("Handle(%q): %v", p, err)
+		}
+	}
+	for _, c := range []struct{ method, target, want string }{
+		{"POST", "/any/path", "/{p...}"},
+		{"GET", "/", "/{p...}"},
+		{"GET", "/Items/7", "GET /Items/"},
+	} {
+		if got := m.Pattern(httptest.NewRequest(c.method, c.target, nil)); got != c.want {
+			t.Errorf("%s %s: pattern %q, want %q", c.method, c.target, got, c.want)
+		}
+	}
+	seen := map[string]bool{}
+	for p := range m.Spellings(httptest.NewRequest("POST", "/OTHER", nil)) {
+		seen[p] = true
+	}
+	if !seen["/{p...}"] || seen[""] {
+		t.Errorf("Spellings(POST /OTHER) yielded %v, want only %q", slices.Collect(maps.Keys(seen)), "/{p...}")
+	}
+	if got := m.Covering("POST /x/{id}"); got != "/{p...}" {
+		t.Errorf("Covering(%q) = %q, want %q", "POST /x/{id}", got, "/{p...}")
+	}
+	for _, second := range []string{"/", "/{rest...}"} {
+		err := m.Handle(second)
+		if err == nil || !strings.Contains(err.Error(), `"/{p...}"`) || !strings.Contains(err.Error(), strconv.Quote(second)) {
+			t.Errorf("Handle(%q) beside %q: %v, want an error naming both", second, "/{p...}", err)
+		}
+	}
+	var root Mux
+	for _, p := range []string{"/", "GET /{p...}", "example.com/{p...}"} { // with a method or host, not every request
+		if err := root.Handle(p); err != nil {
+			t.Errorf("Handle(%q) beside \"/\": %v", p, err)
+		}
 	}
 }

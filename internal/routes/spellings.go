@@ -106,43 +106,53 @@ func lowerPath(p string) string {
 	return p[:j] + strings.ToLower(p[j:])
 }
 
-// handleLower adds the pattern p (as registered) to m.lower, in lower
-// case, and records which patterns as configured each pattern there
-// stands for (lowerOf). m.lower is made when a first pattern has an
-// upper-case letter in its path, with the patterns added before; until
-// then m.mux serves for it. A pattern that ServeMux refuses in lower case
-// beside another is matched in its own case only.
+// handleLower adds the registered pattern p to m.lower, in lower case,
+// and records which patterns as configured each pattern there stands for
+// (lowerOf). m.lower is made when a first pattern has an upper-case letter
+// in its path; until then m.mux serves for it. Of patterns that ServeMux
+// refuses to hold together in lower case, but for those of one route (see
+// addLower), m.lower holds the first in the order of their text, whatever
+// the order Handle was called in; the others are matched in their own case
+// only.
 func (m *Mux) handleLower(p string) {
-	lp := lowerPath(p)
-	if m.lower == nil {
-		if lp == p {
-			return
-		}
-		m.lower, m.lowerOf = http.NewServeMux(), map[string][]string{}
-		m.lower.Handle("/", http.NotFoundHandler())
-		for _, q := range slices.Sorted(maps.Keys(m.registered)) {
-			if q != p && q != "/" {
-				m.addLower(q)
-			}
-		}
+	if m.lower == nil && lowerPath(p) == p {
+		return
 	}
-	if lp != "/" {
-		m.addLower(p)
+	if m.lower == nil || !m.addLower(p) {
+		m.buildLower()
 	}
 }
 
-// addLower adds the registered pattern p to m.lower in lower case, unless
-// ServeMux refuses it there; a pattern that differs from one added before
-// only in case stands beside it.
-func (m *Mux) addLower(p string) {
+// buildLower makes m.lower anew from the registered patterns, in the order
+// of their text, each added unless ServeMux refuses it beside one added
+// before it.
+func (m *Mux) buildLower() {
+	m.lower, m.lowerOf, m.lowerAt = http.NewServeMux(), map[string][]string{}, map[string]string{}
+	m.lower.Handle("/", http.NotFoundHandler())
+	for _, q := range slices.Sorted(maps.Keys(m.registered)) {
+		if !matchesEverything(q) {
+			m.addLower(q)
+		}
+	}
+}
+
+// addLower adds the registered pattern p to m.lower in lower case, and
+// reports whether m.lower took it. A pattern whose path in lower case is
+// the route (see Normal) of one added before stands beside that one:
+// "POST /Items/{id}" beside "POST /items/{key}", "/Bulk/" beside
+// "/bulk/{rest...}". ServeMux may refuse another.
+func (m *Mux) addLower(p string) bool {
 	lp, c := lowerPath(p), m.asConfigured(p)
-	if list, ok := m.lowerOf[lp]; ok {
-		m.lowerOf[lp] = append(list, c)
-		return
+	route := Normal(lp)
+	if at, ok := m.lowerAt[route]; ok {
+		m.lowerOf[at] = append(m.lowerOf[at], c)
+		return true
 	}
-	if handle(m.lower, lp) == nil {
-		m.lowerOf[lp] = []string{c}
+	if handle(m.lower, lp) != nil {
+		return false
 	}
+	m.lowerAt[route], m.lowerOf[lp] = lp, []string{c}
+	return true
 }
 
 // asConfigured returns the registered pattern p as first handed to Handle.
@@ -173,8 +183,9 @@ func (m *Mux) MatchesAny(r *http.Request) bool {
 // (see WithoutParams), and with its backslashes as slashes, with and
 // without path parameters (see WithoutBackslashes); each without a
 // trailing slash (see Unslashed), and in lower case against the
-// patterns' paths in lower case, where each pattern whose path is that in
-// lower case is yielded; r's method in any case. A
+// patterns' paths in lower case, where each pattern whose path in lower
+// case is the route (see Normal) matched is yielded ("POST /Items/{id}"
+// and "POST /items/{key}" for /ITEMS/7); r's method in any case. A
 // spelling that is another's is not read again, so a request spelled as
 // ServeMux routes it, its path clean and in lower case beside patterns in
 // lower case, is read once. Last, the decoded spellings without a trailing
@@ -293,10 +304,7 @@ func (m *Mux) lowerMatches(r *http.Request, yield func(string) bool) bool {
 	_, p := m.lower.Handler(m.hostMatched(r))
 	switch {
 	case p == "/":
-		if m.catchAll {
-			return yield("")
-		}
-		return yield("/")
+		return yield(m.root)
 	case p == "":
 		return yield("")
 	}

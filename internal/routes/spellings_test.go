@@ -48,9 +48,8 @@ func TestMuxMatchesAnySpelling(t *testing.T) {
 	}
 }
 
-// Patterns that ServeMux refuses side by side once in lower case are each
-// matched in their own case, and the first added also in lower case; "/"
-// handed to Handle matches every spelling.
+// Patterns that are one route once in lower case are each matched in their
+// own case and in lower case; "/" handed to Handle matches every spelling.
 func TestMuxPatternsThatMeetInLowerCase(t *testing.T) {
 	var m Mux
 	for _, p := range []string{"GET /a/{x}", "GET /A/{y}"} {
@@ -163,5 +162,41 @@ func TestMuxSpellingsYieldsEveryPatternAsConfigured(t *testing.T) {
 	var none Mux
 	for p := range none.Spellings(httptest.NewRequest("GET", "/", nil)) {
 		t.Errorf("the zero Mux yielded %q", p)
+	}
+}
+
+// A path in another case yields each pattern whose path in lower case is
+// the route it matches, however the patterns write it (a wildcard renamed,
+// a subtree as {name...}, a literal escaped: one route by Normal), and in
+// whichever order they were handed to Handle. Of patterns that ServeMux
+// refuses side by side in lower case, which are not one route, the same
+// one is matched in lower case in either order.
+func TestMuxSpellingsInLowerCaseYieldEverySpellingOfTheRoute(t *testing.T) {
+	for _, c := range []struct {
+		patterns []string
+		method   string
+		path     string
+		want     []string
+	}{
+		{[]string{"POST /items/{key}", "POST /Items/{id}"}, "POST", "/ITEMS/7", []string{"", "POST /Items/{id}", "POST /items/{key}"}},
+		{[]string{"POST /bulk/{rest...}", "POST /Bulk/"}, "POST", "/BULK/x", []string{"", "POST /Bulk/", "POST /bulk/{rest...}"}},
+		{[]string{"GET /ab", "GET /A%62"}, "GET", "/AB", []string{"", "GET /A%62", "GET /ab"}},
+		{[]string{"GET /A/{x}/c", "GET /a/b/{z}"}, "GET", "/A/B/C", []string{"", "GET /A/{x}/c"}},
+	} {
+		for _, order := range [][]string{c.patterns, {c.patterns[1], c.patterns[0]}} {
+			var m Mux
+			for _, p := range order {
+				if err := m.Handle(p); err != nil {
+					t.Fatalf("Handle(%q): %v", p, err)
+				}
+			}
+			seen := map[string]bool{}
+			for p := range m.Spellings(httptest.NewRequest(c.method, c.path, nil)) {
+				seen[p] = true
+			}
+			if got := slices.Sorted(maps.Keys(seen)); !slices.Equal(got, c.want) {
+				t.Errorf("%q handed in this order: Spellings(%s %s) yielded %q, want %q", order, c.method, c.path, got, c.want)
+			}
+		}
 	}
 }
