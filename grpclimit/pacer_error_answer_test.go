@@ -11,7 +11,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -53,14 +52,7 @@ func notFound(f *inFlight) grpc.UnaryServerInterceptor {
 // pacedConn is a client connection to srv through a new Pacer.
 func pacedConn(t *testing.T, srv *grpc.Server) *grpc.ClientConn {
 	t.Helper()
-	pacer := &grpclimit.Pacer{}
-	conn, err := grpc.NewClient(run(t, srv), grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithChainUnaryInterceptor(pacer.UnaryInterceptor()), grpc.WithChainStreamInterceptor(pacer.StreamInterceptor()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
+	return dialPaced(t, run(t, srv), &grpclimit.Pacer{})
 }
 
 // together makes one call, then n at once, and fails t unless the server

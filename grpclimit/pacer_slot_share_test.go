@@ -2,7 +2,6 @@ package grpclimit_test
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -12,10 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/grpclimit"
-	"github.com/sluice-dev/sluice/httplimit"
-	"github.com/sluice-dev/sluice/memory"
 )
 
 // openHeldStream opens a Hold stream on conn and reads its first message: it
@@ -42,31 +38,9 @@ func openHeldStream(t *testing.T, ctx context.Context, conn *grpc.ClientConn) {
 // goes after the refusal's wait (a probe) and is admitted, though the
 // paced stream still holds its slot.
 func TestAPacerRefusedForAnotherClientsSlotProbesAfterItsWait(t *testing.T) {
-	store := memory.New(memory.WithClockResolution(0))
-	defer store.Close()
-	limits, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
-		Plans: []*httplimit.Plan{plan("free", sluice.Concurrency(2, time.Minute))},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(limits.UnaryInterceptor()), grpc.ChainStreamInterceptor(limits.StreamInterceptor()))
-	srv.RegisterService(&holdService, nil)
-	srv.RegisterService(&echoService, nil)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(lis)
-	defer srv.Stop()
-	pacer := &grpclimit.Pacer{MaxWait: 3 * time.Second}
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithChainUnaryInterceptor(pacer.UnaryInterceptor()), grpc.WithChainStreamInterceptor(pacer.StreamInterceptor()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	other, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	addr := concurrencyServer(t, 2)
+	conn := dialPaced(t, addr, &grpclimit.Pacer{MaxWait: 3 * time.Second})
+	other, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}

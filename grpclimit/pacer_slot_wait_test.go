@@ -2,7 +2,6 @@ package grpclimit_test
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -24,31 +23,9 @@ import (
 // MaxWait, not when the stream ends, nor at once when MaxWait is shorter
 // than the second a concurrency answer's reset is taken to be.
 func TestAPacerCallHeldForASlotIsBoundedByMaxWait(t *testing.T) {
-	store := memory.New(memory.WithClockResolution(0))
-	defer store.Close()
-	limits, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
-		Plans: []*httplimit.Plan{plan("free", sluice.Concurrency(1, time.Minute))},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(limits.UnaryInterceptor()), grpc.ChainStreamInterceptor(limits.StreamInterceptor()))
-	srv.RegisterService(&holdService, nil)
-	srv.RegisterService(&echoService, nil)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(lis)
-	defer srv.Stop()
+	addr := concurrencyServer(t, 1)
 	const maxWait = 500 * time.Millisecond
-	pacer := &grpclimit.Pacer{MaxWait: maxWait}
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithChainUnaryInterceptor(pacer.UnaryInterceptor()), grpc.WithChainStreamInterceptor(pacer.StreamInterceptor()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialPaced(t, addr, &grpclimit.Pacer{MaxWait: maxWait})
 
 	if _, err := say(context.Background(), conn, methodSay); err != nil { // the probe: learns the quota
 		t.Fatal(err)
@@ -88,4 +65,34 @@ func TestAPacerCallHeldForASlotIsBoundedByMaxWait(t *testing.T) {
 		r := <-done
 		t.Logf("it returned %v after %v, once the stream ended", r.err, r.elapsed.Round(time.Millisecond))
 	}
+}
+
+// concurrencyServer serves the Held and Echo services under a plan of
+// slots concurrent calls, stopped when t ends, and returns its address.
+func concurrencyServer(t *testing.T, slots int64) string {
+	t.Helper()
+	store := memory.New(memory.WithClockResolution(0))
+	t.Cleanup(func() { store.Close() })
+	limits, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
+		Plans: []*httplimit.Plan{plan("free", sluice.Concurrency(slots, time.Minute))},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(limits.UnaryInterceptor()), grpc.ChainStreamInterceptor(limits.StreamInterceptor()))
+	srv.RegisterService(&holdService, nil)
+	return run(t, srv)
+}
+
+// dialPaced is a connection to addr whose calls pacer paces, closed when
+// t ends.
+func dialPaced(t *testing.T, addr string, pacer *grpclimit.Pacer) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithChainUnaryInterceptor(pacer.UnaryInterceptor()), grpc.WithChainStreamInterceptor(pacer.StreamInterceptor()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }
