@@ -81,17 +81,7 @@ func TestAnOpenStreamHoldsItsSlotForAsLongAsItLasts(t *testing.T) {
 	}
 	sctx, scancel := context.WithCancel(context.Background())
 	defer scancel()
-	cs, err := conn.NewStream(sctx, &holdStream, "/sluice.test.Held/Hold")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cs.SendMsg(wrapperspb.String("x")); err != nil {
-		t.Fatal(err)
-	}
-	cs.CloseSend()
-	if err := cs.RecvMsg(new(wrapperspb.StringValue)); err != nil {
-		t.Fatal(err)
-	}
+	openHeldStream(t, sctx, conn)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
 	defer cancel()

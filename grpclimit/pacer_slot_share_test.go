@@ -9,27 +9,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/sluice-dev/sluice/grpclimit"
 )
-
-// openHeldStream opens a Hold stream on conn and reads its first message: it
-// holds a slot of the server's concurrency limit until ctx ends.
-func openHeldStream(t *testing.T, ctx context.Context, conn *grpc.ClientConn) {
-	t.Helper()
-	cs, err := conn.NewStream(ctx, &holdStream, "/sluice.test.Held/Hold")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cs.SendMsg(wrapperspb.String("x")); err != nil {
-		t.Fatal(err)
-	}
-	cs.CloseSend()
-	if err := cs.RecvMsg(new(wrapperspb.StringValue)); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // A refusal for a concurrency quota may count another client's calls: the
 // paced connection holds one slot of two with an open stream, another

@@ -32,17 +32,7 @@ func TestAPacerCallHeldForASlotIsBoundedByMaxWait(t *testing.T) {
 	}
 	sctx, scancel := context.WithCancel(context.Background())
 	defer scancel()
-	cs, err := conn.NewStream(sctx, &holdStream, "/sluice.test.Held/Hold")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cs.SendMsg(wrapperspb.String("x")); err != nil {
-		t.Fatal(err)
-	}
-	cs.CloseSend()
-	if err := cs.RecvMsg(new(wrapperspb.StringValue)); err != nil {
-		t.Fatal(err)
-	}
+	openHeldStream(t, sctx, conn)
 
 	type result struct {
 		err     error
@@ -95,4 +85,21 @@ func dialPaced(t *testing.T, addr string, pacer *grpclimit.Pacer) *grpc.ClientCo
 	}
 	t.Cleanup(func() { conn.Close() })
 	return conn
+}
+
+// openHeldStream opens a Hold stream on conn and reads its first message: it
+// holds a slot of the server's concurrency limit until ctx ends.
+func openHeldStream(t *testing.T, ctx context.Context, conn *grpc.ClientConn) {
+	t.Helper()
+	cs, err := conn.NewStream(ctx, &holdStream, "/sluice.test.Held/Hold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.SendMsg(wrapperspb.String("x")); err != nil {
+		t.Fatal(err)
+	}
+	cs.CloseSend()
+	if err := cs.RecvMsg(new(wrapperspb.StringValue)); err != nil {
+		t.Fatal(err)
+	}
 }
