@@ -78,9 +78,11 @@ type Options struct {
 	// SubjectPrefix, when set, is written before the subject claim's value
 	// in TokenClaims.Subject ("svc:" makes "export" the client
 	// "svc:export"), so that the clients of this issuer and those of
-	// another (see NewIssuers), or of a trusted user header, are never
-	// limited as one another: without it, a token of any issuer that names
-	// "alice" spends alice's quota. At most 64 bytes of printable ASCII.
+	// another (see NewIssuers) are never limited as one another: without
+	// it, a token of any issuer that names "alice" spends alice's quota.
+	// A prefix does not set tokens apart from a trusted user header, whose
+	// user ids name the same clients: a proxy that forwards "svc:export"
+	// names this issuer's "export". At most 64 bytes of printable ASCII.
 	SubjectPrefix string
 
 	// PlanClaim is the claim that names the client's plan: a string,
