@@ -33,6 +33,14 @@ const (
 // context has not ended is sent again (see unsent).
 var errMakerGaveUp = errors.New("the call that was making the connection gave up on it")
 
+// errKeptLost marks the failure of a kept connection (one made for no call
+// waiting, see connector) that was lost before Redis answered its HELLO:
+// closed while it waited by Redis's idle timeout, CLIENT KILL, a restart or
+// a middlebox. Nothing of a call was written on it, and each call it
+// failed whose context has not ended is sent again (see unsent), on a
+// connection made anew.
+var errKeptLost = errors.New("the connection kept for a later call was closed while it waited")
+
 // dialTimeout is the failure of a connection not made, or whose HELLO was
 // not answered, within the dial timeout (the store's Timeout): the store's
 // failure, not a call's. It is a net.Error whose Timeout is true, and
@@ -84,11 +92,12 @@ type dialing struct {
 	err      error         // the last one's error
 }
 
-// parked is a connection kept for a later call.
+// parked is a connection made for a call to claim.
 type parked struct {
 	conn  net.Conn
 	took  time.Duration // its dial's
 	timer *time.Timer
+	kept  bool // no call took it when it was made: it waits idle
 }
 
 // newConnector returns a connector that makes each connection with dial:
@@ -189,6 +198,7 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 			p := a.parked[n-1]
 			dl, ok := ctx.Deadline()
 			if ok && time.Until(dl) < min(p.took, d.Timeout/2) {
+				p.kept = true
 				leave()
 				// Returned at once, the failure would have the call
 				// send again (its context has not ended) and be
@@ -206,7 +216,7 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 					heardBy, bounded, callBound = by, true, false
 				}
 			}
-			return newHeard(p.conn, heardBy, callBound), nil
+			return newHeard(p.conn, heardBy, callBound, p.kept), nil
 		}
 		if a.failures != failures {
 			err := a.err
@@ -258,7 +268,7 @@ func (c *connector) background(a *dialing, dst string, d *net.Dialer, tc *tls.Co
 	case c.closed, len(a.parked) >= dialsPerAddr:
 		conn.Close()
 	default:
-		p := &parked{conn: conn, took: took}
+		p := &parked{conn: conn, took: took, kept: a.waiting == 0}
 		p.timer = time.AfterFunc(c.park, func() { c.unpark(dst, a, p) })
 		a.parked = append(a.parked, p)
 	}
@@ -309,6 +319,7 @@ type heard struct {
 	timer     *time.Timer
 	by        time.Time // the deadline
 	callBound bool      // by is the deadline of the call making the connection
+	kept      bool      // the connection waited idle for a call (see parked)
 }
 
 // The states of a heard connection.
@@ -319,9 +330,10 @@ const (
 )
 
 // newHeard returns conn, closed at by unless Redis answers on it first;
-// callBound says by is the deadline of the call making the connection.
-func newHeard(conn net.Conn, by time.Time, callBound bool) *heard {
-	h := &heard{Conn: conn, by: by, callBound: callBound}
+// callBound says by is the deadline of the call making the connection, and
+// kept that the connection waited idle for it.
+func newHeard(conn net.Conn, by time.Time, callBound, kept bool) *heard {
+	h := &heard{Conn: conn, by: by, callBound: callBound, kept: kept}
 	if by.IsZero() {
 		return h
 	}
@@ -356,9 +368,10 @@ func (h *heard) Write(b []byte) (int, error) {
 
 // unanswered returns err, a failure to read or write before Redis answered
 // HELLO, as an error wrapping errMakerGaveUp once the deadline of the call
-// making the connection has passed, and a timeout as a dialTimeout: rueidis
+// making the connection has passed, a timeout as a dialTimeout (rueidis
 // would replace a timeout with context.DeadlineExceeded, which unsent
-// takes for another call's giving up. After HELLO's answer, err is
+// takes for another call's giving up), and any other failure of a kept
+// connection as one wrapping errKeptLost. After HELLO's answer, err is
 // returned as it is.
 func (h *heard) unanswered(err error) error {
 	state := h.state.Load()
@@ -369,6 +382,8 @@ func (h *heard) unanswered(err error) error {
 		return fmt.Errorf("redis: %w: Redis did not answer its HELLO by that call's deadline (%v)", errMakerGaveUp, err)
 	case state == heardClosed || errors.Is(err, os.ErrDeadlineExceeded):
 		return &dialTimeout{fmt.Sprintf("redis: Redis did not answer HELLO within the dial timeout (%v)", err)}
+	case h.kept:
+		return fmt.Errorf("redis: %w, before HELLO's answer: %w", errKeptLost, err)
 	}
 	return err
 }

@@ -74,7 +74,8 @@ func (s *Store) doMulti(ctx context.Context, build func() []rueidis.Completed) [
 
 // unsent reports whether err failed a call that never reached Redis, while
 // ctx has not ended: the connection it waited for was being made by
-// another call, which gave up on it. Such a call is sent again, on a
+// another call, which gave up on it, or was kept idle and lost before
+// HELLO's answer (errKeptLost). Such a call is sent again, on a
 // connection made anew (by it, or by a call it waits for in turn). rueidis
 // makes a connection under the context of the first call that needs it
 // and hands the outcome to every call that waits for the same connection
@@ -92,7 +93,7 @@ func unsent(ctx context.Context, err error) bool {
 	if err == nil || ctx.Err() != nil {
 		return false
 	}
-	if errors.Is(err, errMakerGaveUp) {
+	if errors.Is(err, errMakerGaveUp) || errors.Is(err, errKeptLost) {
 		return true
 	}
 	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
