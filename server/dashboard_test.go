@@ -67,7 +67,7 @@ func limited(t *testing.T, s *Server, addr, apiKey string) {
 }
 
 // topClients returns the dashboard's data as JSON text and its top list.
-func topClients(t *testing.T, s *Server) (string, []topEntry) {
+func topClients(t *testing.T, s *Server) (string, []topRow) {
 	t.Helper()
 	w := httptest.NewRecorder()
 	s.handleDashboardData(w, httptest.NewRequest("GET", "/dashboard/data", nil))
@@ -155,7 +155,7 @@ func TestDashboardPseudonymsAreKeyedPerServer(t *testing.T) {
 		t.Errorf("two servers: %+v and %+v, want one client each under different pseudonyms", top1, top2)
 	}
 	limited(t, s1, "203.0.113.7", "") // refused again: the same entry
-	if _, again := topClients(t, s1); len(again) != 1 || again[0].Client != top1[0].Client || again[0].Count != top1[0].Count+1 {
+	if _, again := topClients(t, s1); len(again) != 1 || again[0].Client != top1[0].Client || again[0].Refused != top1[0].Refused+1 {
 		t.Errorf("the same client again: %+v, then %+v", top1, again)
 	}
 }

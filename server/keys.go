@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,10 +53,11 @@ type limitState struct {
 	ResetAfterMs int64 `json:"resetAfterMs"`
 }
 
-// topSubject is one entry of GET /v1/keys.
+// topSubject is one entry of GET /v1/keys: refused is what the subject
+// certainly got, refusedAtMost what it may have got (see topRow).
 type topSubject struct {
 	Subject string `json:"subject"`
-	topEntry
+	topRow
 }
 
 func (s *Server) handleKeysTop(w http.ResponseWriter, r *http.Request, _ caller) {
@@ -74,14 +76,11 @@ func (s *Server) handleKeysTop(w http.ResponseWriter, r *http.Request, _ caller)
 	s.stats.mu.Lock()
 	out := make([]topSubject, 0, s.stats.top.len())
 	for sub, e := range s.stats.top.bySubject {
-		out = append(out, topSubject{Subject: sub, topEntry: *e})
+		out = append(out, topSubject{Subject: sub, topRow: e.row()})
 	}
 	s.stats.mu.Unlock()
 	slices.SortFunc(out, func(a, b topSubject) int {
-		if a.Count != b.Count {
-			return int(b.Count - a.Count)
-		}
-		return strings.Compare(a.Subject, b.Subject)
+		return cmp.Or(a.compare(b.topRow), strings.Compare(a.Subject, b.Subject))
 	})
 	writeJSON(w, http.StatusOK, out[:min(n, len(out))])
 }

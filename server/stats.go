@@ -127,10 +127,18 @@ type topEntry struct {
 	Client string `json:"client"` // see displayClient
 	Plan   string `json:"plan"`
 	Count  int64  `json:"refused"`
-	// subject is the client's, index its place in topTable's heap.
-	subject string
-	index   int
+	// subject is the client's, index its place in topTable's heap;
+	// inherited is the count it took over coming into a full table (see
+	// topTable), 0 if it came into one with room.
+	subject   string
+	index     int
+	inherited int64
 }
+
+// certain returns the refusals e's client certainly got since the start:
+// its Count less the count it inherited. It is at least 1, and equals
+// Count for a client the table has held since its first refusal.
+func (e *topEntry) certain() int64 { return e.Count - e.inherited }
 
 // topCapacity bounds the clients tracked for the top list (see topTable).
 const topCapacity = 512

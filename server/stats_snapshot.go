@@ -52,10 +52,14 @@ type dashboardData struct {
 	} `json:"rate"`
 	InRange counts `json:"inRange"`
 	Totals  counts `json:"totals"`
-	// Plans and Limits are sorted by refusals since start, most first.
+	// Plans and Limits are sorted by refusals since start, most first;
+	// TopLimited by the refusals its clients certainly got, most first,
+	// and of as many, the one whose count is the surest (the least at
+	// most) first: a client new to a full table, whose count is mostly
+	// inherited, is not put above the others for what it inherited.
 	Plans       []planRow  `json:"plans"`
 	Limits      []limitRow `json:"limits"`
-	TopLimited  []topEntry `json:"topLimited"`
+	TopLimited  []topRow   `json:"topLimited"`
 	Store       storeView  `json:"store"`
 	Degradation levelView  `json:"degradation"`
 }
@@ -87,6 +91,29 @@ type planRow struct {
 	Decisions int64  `json:"decisions"`
 	Refused   int64  `json:"refused"`
 	InRange   int64  `json:"refusedInRange"`
+}
+
+// topRow is a client of the most limited (see displayClient). Refused is
+// the refusals since start it certainly got, AtMost the most it may have
+// got: they differ for a client the full table took in in place of
+// another, whose count it inherited (see topTable), and only the first is
+// the client's own.
+type topRow struct {
+	Client  string `json:"client"`
+	Plan    string `json:"plan"`
+	Refused int64  `json:"refused"`
+	AtMost  int64  `json:"refusedAtMost"`
+}
+
+// row returns e as the most limited show it.
+func (e *topEntry) row() topRow {
+	return topRow{Client: e.Client, Plan: e.Plan, Refused: e.certain(), AtMost: e.Count}
+}
+
+// compare orders the most limited: by the refusals certainly got, most
+// first, and of as many, the surest count (the least at most) first.
+func (a topRow) compare(b topRow) int {
+	return cmp.Or(cmp.Compare(b.Refused, a.Refused), cmp.Compare(a.AtMost, b.AtMost))
 }
 
 type limitRow struct {
@@ -135,9 +162,7 @@ func (s *stats) snapshot(rg dashboardRange, top int) dashboardData {
 	slices.SortFunc(d.Limits, func(a, b limitRow) int {
 		return cmp.Or(cmp.Compare(b.Refused, a.Refused), cmp.Compare(a.Plan, b.Plan), cmp.Compare(a.Limit, b.Limit))
 	})
-	slices.SortFunc(d.TopLimited, func(a, b topEntry) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Client, b.Client))
-	})
+	slices.SortFunc(d.TopLimited, func(a, b topRow) int { return cmp.Or(a.compare(b), cmp.Compare(a.Client, b.Client)) })
 	if len(d.TopLimited) > top {
 		d.TopLimited = d.TopLimited[:top]
 	}
@@ -198,7 +223,7 @@ func (s *stats) collect(rg dashboardRange) dashboardData {
 		d.Plans = append(d.Plans, planRow{Plan: plan, Decisions: *n, Refused: s.total.refusals[k], InRange: inRange[k]})
 	}
 	for _, e := range s.top.bySubject {
-		d.TopLimited = append(d.TopLimited, *e)
+		d.TopLimited = append(d.TopLimited, e.row())
 	}
 	return d
 }

@@ -3,9 +3,13 @@ package server
 import "container/heap"
 
 // topTable holds the most refused clients, at most topCapacity, by the
-// space-saving algorithm: a client not in a full table takes the place of
-// the least refused one and starts from its count, so a flood of new
-// clients costs nothing but accuracy at the bottom of the list. Its
+// space-saving algorithm (Metwally et al. 2005): a client not in a full
+// table takes the place of the least refused one and starts from its
+// count, so a flood of new clients costs nothing but accuracy at the
+// bottom of the list. An entry's Count is thus an upper bound on its
+// client's refusals since the start: those counted since it last came in,
+// which it certainly got, plus the count it inherited, which is at least
+// those it got before and may be other clients' (see certain). Its
 // entries are a min-heap on their count: a refusal costs O(log
 // topCapacity) comparisons, whichever client it is of. The zero topTable
 // is empty; it is not safe for concurrent use (stats.mu guards it).
@@ -29,6 +33,7 @@ func (t *topTable) refuse(subject string, describe func() (client, plan string))
 	if len(t.entries.e) == topCapacity {
 		e = t.entries.e[0] // the least refused makes way, its count kept
 		delete(t.bySubject, e.subject)
+		e.inherited = e.Count
 	}
 	e.subject = subject
 	e.Client, e.Plan = describe()

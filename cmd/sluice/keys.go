@@ -334,15 +334,19 @@ func printKeys(w io.Writer, cmd string, body []byte) error {
 	switch cmd {
 	case "top":
 		var top []struct {
-			Subject, Client, Plan string
-			Refused               int64
+			Subject, Client, Plan  string
+			Refused, RefusedAtMost int64
 		}
 		if err := json.Unmarshal(body, &top); err != nil {
 			return err
 		}
 		fmt.Fprintln(tw, "SUBJECT\tCLIENT\tPLAN\tREFUSED")
 		for _, e := range top {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", shown(e.Subject), shown(e.Client), shown(e.Plan), e.Refused)
+			refused := strconv.FormatInt(e.Refused, 10)
+			if e.RefusedAtMost > e.Refused {
+				refused += " (" + strconv.FormatInt(e.RefusedAtMost, 10) + " at most)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", shown(e.Subject), shown(e.Client), shown(e.Plan), refused)
 		}
 	case "inspect":
 		var st struct {
