@@ -3,6 +3,7 @@ package envoy
 import (
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
 	"github.com/sluice-dev/sluice/internal/yamlexpand"
 )
 
@@ -26,7 +27,7 @@ const rateLimitKey = "rate_limit"
 func (d *decoder) expandAliases(doc *yaml.Node) (*yaml.Node, bool) {
 	x := yamlexpand.New(yamlexpand.Options{
 		Overlaid: []string{rateLimitKey},
-		Report:   func(n *yaml.Node, path, msg string) { d.Errorf(n, path, "%s", msg) },
+		Report:   func(n *yaml.Node, path *yamlcheck.Path, msg string) { d.ErrorfAt(n, path, "%s", msg) },
 	})
 	return x.Expand(doc)
 }

@@ -91,7 +91,7 @@ func (l *loader) load(name string, data []byte) error {
 	if len(data) > maxFileSize {
 		return &Error{File: name, Msg: fmt.Sprintf("larger than %d bytes", maxFileSize)}
 	}
-	d := &decoder{&yamlcheck.Decoder{File: name}}
+	d := &decoder{Decoder: &yamlcheck.Decoder{File: name}}
 	l.read = 0
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	docs := 0
@@ -109,8 +109,10 @@ func (l *loader) load(name string, data []byte) error {
 		if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 			doc = doc.Content[0]
 		}
-		if doc.Tag == "!!null" {
-			continue // an empty document, e.g. after a trailing "---"
+		// An empty document, e.g. after a trailing "---", is no domain; a
+		// mapping tagged !!null is one, as yaml.v2 reads it by its kind.
+		if d.NullAt(doc, nil) {
+			continue
 		}
 		docs++
 		if doc, ok := d.expandAliases(doc); ok {

@@ -68,9 +68,9 @@ func (d *decoder) descriptors(n *yaml.Node, path *yamlcheck.Path, parent *node, 
 		// Equal texts are one *text: comparing them costs nothing, however
 		// long they are and however often an alias repeats them.
 		var texts [2]*text
-		texts[0] = at.text(keyNode)
+		texts[0] = at.text(keyNode, key)
 		if value != "" {
-			texts[1] = at.text(valueNode)
+			texts[1] = at.text(valueNode, value)
 		}
 		if line, dup := lines[texts]; dup {
 			what := "key " + shown(key)
@@ -208,7 +208,7 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path *yamlcheck.Path, sha
 	case !sluice.ValidName(r.label):
 		// envoyproxy/ratelimit takes any text; sluice's limit names are
 		// header tokens and metric labels.
-		t := at.text(rl.nameNode)
+		t := at.text(rl.nameNode, rl.name)
 		var c cleaned
 		c.add(t)
 		r.label = c.name(func() []byte { return t.sum[:] })
@@ -287,9 +287,10 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path *yamlcheck.Path, sha
 
 // optionalStr decodes a string that may be written empty (key: with
 // nothing after it, ~ or null), which envoyproxy/ratelimit's YAML library
-// reads as "".
+// reads as "". Another text tagged !!null (!!null alice) is an error, as
+// it is there.
 func (d *decoder) optionalStr(n *yaml.Node, path *yamlcheck.Path) string {
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+	if d.NullAt(n, path) {
 		return ""
 	}
 	return d.str(n, path)
@@ -299,29 +300,37 @@ func (d *decoder) optionalStr(n *yaml.Node, path *yamlcheck.Path) string {
 // reads one into a string field: a scalar tagged !!binary is the bytes its
 // base64 (encoding/base64's StdEncoding, line breaks in it ignored)
 // encodes, and one whose text is not base64 is an error, as it is there.
+// Each scalar is decoded once, however many places aliases put it in, and
+// its places share the text.
 func (d *decoder) str(n *yaml.Node, path *yamlcheck.Path) string {
 	if !d.ScalarAt(n, path, "a string") {
 		return ""
 	}
-	s, ok := decoded(n)
-	if !ok {
+	if n.Tag != "!!binary" {
+		return n.Value
+	}
+	b, done := d.binary[n]
+	if !done {
+		b = decodeBinary(n.Value)
+		if d.binary == nil {
+			d.binary = map[*yaml.Node]binaryText{}
+		}
+		d.binary[n] = b
+	}
+	if !b.ok {
 		d.ErrorfAt(n, path, "tagged !!binary, but %s is not base64 (envoyproxy/ratelimit refuses it too)", yamlcheck.Describe(n))
 	}
-	return s
+	return b.text
 }
 
-// decoded returns the text of the scalar n as decoder.str reads it, and
-// false if n is tagged !!binary and its text is not base64 (the text is
-// then returned as written).
-func decoded(n *yaml.Node) (string, bool) {
-	if n.Tag != "!!binary" {
-		return n.Value, true
-	}
-	b, err := base64.StdEncoding.DecodeString(n.Value)
+// decodeBinary returns the text that s, the text of a scalar tagged
+// !!binary, encodes in base64; or s itself and not ok if it is not base64.
+func decodeBinary(s string) binaryText {
+	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		return n.Value, false
+		return binaryText{s, false}
 	}
-	return string(b), true
+	return binaryText{string(b), true}
 }
 
 // boolAt is Bool with the path as a *yamlcheck.Path.
@@ -406,13 +415,12 @@ func (p *place) child(key, value *text) *place {
 	return c
 }
 
-// text returns the text of the scalar n, as decoder.str decodes it: one
-// *text for all the nodes of one value, each cleaned and hashed once.
-func (p *place) text(n *yaml.Node) *text {
+// text returns the text of the scalar n, value as decoder.str decodes it:
+// one *text for all the nodes of one value, each cleaned and hashed once.
+func (p *place) text(n *yaml.Node, value string) *text {
 	if t, ok := p.texts[n]; ok {
 		return t
 	}
-	value, _ := decoded(n)
 	if t, ok := p.byValue[value]; ok {
 		p.texts[n] = t
 		return t

@@ -74,9 +74,9 @@ func TestDerivedNamesAreThoseOfThePathJoined(t *testing.T) {
 			var vt *text
 			seg := key
 			if value != "" {
-				vt, seg = at.text(scalar(value)), key+"_"+value
+				vt, seg = at.text(scalar(value), value), key+"_"+value
 			}
-			at = at.child(at.text(scalar(key)), vt)
+			at = at.child(at.text(scalar(key), key), vt)
 			trail = append(trail, seg)
 		}
 		if got, want := at.name(), joinedName(trail); got != want {
@@ -87,7 +87,7 @@ func TestDerivedNamesAreThoseOfThePathJoined(t *testing.T) {
 			name += strings.Repeat("x/", maxHashedText)
 		}
 		var c cleaned
-		tx := at.text(scalar(name))
+		tx := at.text(scalar(name), name)
 		c.add(tx)
 		if got, want := c.name(func() []byte { return tx.sum[:] }), joinedName([]string{name}); got != want {
 			t.Fatalf("name %q: made %q, want %q", name, got, want)

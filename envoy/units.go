@@ -33,11 +33,14 @@ var units = []struct {
 	{"year", year, rlsv3.RateLimitResponse_RateLimit_YEAR},
 }
 
-// parseUnit returns the unit named s, case-insensitively as
-// envoyproxy/ratelimit reads it.
+// parseUnit returns the unit named s as envoyproxy/ratelimit reads it: the
+// unit whose name is strings.ToUpper(s), so that case differs and so may a
+// letter that only upper-cases to one of the name's (ı is I, ſ is S), but
+// not one that only lower-cases to one (the Kelvin sign K is not k).
 func parseUnit(s string) (time.Duration, rlsv3.RateLimitResponse_RateLimit_Unit, bool) {
+	upper := strings.ToUpper(s)
 	for _, u := range units {
-		if strings.EqualFold(s, u.name) {
+		if upper == u.pb.String() {
 			return u.d, u.pb, true
 		}
 	}

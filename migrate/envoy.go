@@ -211,7 +211,7 @@ func (t *Translation) envoyDescriptors(list *yaml.Node, path string, depth int, 
 			}
 			here += "=" + text
 		}
-		if rl := mapValue(d, "rate_limit"); rl != nil && rl.Tag != "!!null" {
+		if rl := mapValue(d, "rate_limit"); !yamlcheck.IsNull(rl) {
 			if err := t.envoyRule(rl, d, here, source); err != nil {
 				return err
 			}

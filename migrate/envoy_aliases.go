@@ -26,9 +26,9 @@ func expandEnvoy(root *yaml.Node, source string) (*yaml.Node, *yamlexpand.Expand
 		// it names of the earlier one, as yaml.v2 decodes both into one
 		// struct.
 		Overlaid: []string{"rate_limit"},
-		Report: func(n *yaml.Node, path, msg string) {
+		Report: func(n *yaml.Node, p *yamlcheck.Path, msg string) {
 			if err == nil {
-				if path != "" {
+				if path := p.String(); path != "" {
 					msg = path + ": " + msg
 				}
 				err = fmt.Errorf("%s:%d: %s", source, n.Line, msg)

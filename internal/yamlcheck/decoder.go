@@ -92,9 +92,42 @@ func (d *Decoder) Err() error {
 	return errors.Join(append(slices.Clip(d.Errs), error(more))...)
 }
 
+// IsNull reports whether n is null: nil, or a scalar tagged !!null (key:
+// with nothing after it, ~, null, or a text tagged !!null). A mapping or a
+// list tagged !!null is not null: YAML readers (gopkg.in/yaml.v2 and
+// yaml.v3 alike) decode a collection by its kind, whatever its tag. A
+// scalar tagged !!null whose text is not empty, ~, null, Null or NULL is
+// null here but refused by those readers; NullAt records it as a problem.
+func IsNull(n *yaml.Node) bool {
+	return n == nil || n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+// NullAt reports whether n is null (see IsNull), recording a problem if n
+// is a text tagged !!null that is not a null text (empty, ~, null, Null,
+// NULL), which YAML readers refuse ("cannot decode !!str `alice` as a
+// !!null"): read as null, it would silently drop what was written.
+func (d *Decoder) NullAt(n *yaml.Node, p *Path) bool {
+	if !IsNull(n) {
+		return false
+	}
+	if n != nil && !nullText(n.Value) {
+		d.ErrorfAt(n, p, "%s, which is not null (YAML readers refuse it): remove the tag", Describe(n))
+	}
+	return true
+}
+
+// nullText reports whether s is a text that YAML resolves to null.
+func nullText(s string) bool {
+	switch s {
+	case "", "~", "null", "Null", "NULL":
+		return true
+	}
+	return false
+}
+
 // Mapping decodes the mapping n by its known fields. Unknown and duplicate
-// keys are errors; a null (or nil) node is an empty mapping. It reports
-// whether n was a mapping.
+// keys are errors; a null (or nil) node is an empty mapping (see IsNull: a
+// mapping tagged !!null is a mapping). It reports whether n was a mapping.
 func (d *Decoder) Mapping(n *yaml.Node, path string, fields map[string]Field) bool {
 	ok := true
 	d.Entries(n, path, func(k, v *yaml.Node, p string) {
@@ -141,7 +174,7 @@ func (d *Decoder) Entries(n *yaml.Node, path string, each func(k, v *yaml.Node, 
 
 // EntriesAt is Entries with the paths as *Path values.
 func (d *Decoder) EntriesAt(n *yaml.Node, p *Path, each func(k, v *yaml.Node, p *Path), isMapping ...*bool) {
-	if n == nil || n.Tag == "!!null" {
+	if d.NullAt(n, p) {
 		return
 	}
 	if n.Kind != yaml.MappingNode {
@@ -172,14 +205,15 @@ func (d *Decoder) EntriesAt(n *yaml.Node, p *Path, each func(k, v *yaml.Node, p 
 	}
 }
 
-// List calls each for every element of the sequence n.
+// List calls each for every element of the sequence n; a null (or nil)
+// node is an empty list (see IsNull: a list tagged !!null is a list).
 func (d *Decoder) List(n *yaml.Node, path string, each func(i int, n *yaml.Node, path string)) {
 	d.ListAt(n, PathOf(path), func(i int, e *yaml.Node, p *Path) { each(i, e, p.String()) })
 }
 
 // ListAt is List with the paths as *Path values.
 func (d *Decoder) ListAt(n *yaml.Node, p *Path, each func(i int, n *yaml.Node, p *Path)) {
-	if n == nil || n.Tag == "!!null" {
+	if d.NullAt(n, p) {
 		return
 	}
 	if n.Kind != yaml.SequenceNode {
@@ -467,7 +501,8 @@ func cutLong(s string) (string, bool) {
 }
 
 // Describe names what n is, for "want X, got Y" messages; a text longer
-// than 100 bytes is named by its start and its length.
+// than 100 bytes is named by its start and its length, and a text tagged
+// !!null that is not null (see NullAt) is named with its tag.
 func Describe(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -477,13 +512,17 @@ func Describe(n *yaml.Node) string {
 	case yaml.AliasNode:
 		return fmt.Sprintf("an alias (*%s), which is not expanded here: write the value out", n.Value)
 	}
-	if n.Tag == "!!null" {
+	if n.Tag == "!!null" && nullText(n.Value) {
 		return "nothing"
 	}
+	text := fmt.Sprintf("%q", n.Value)
 	if start, cut := cutLong(n.Value); cut {
-		return fmt.Sprintf("%q… (%d bytes)", start, len(n.Value))
+		text = fmt.Sprintf("%q… (%d bytes)", start, len(n.Value))
 	}
-	return fmt.Sprintf("%q", n.Value)
+	if n.Tag == "!!null" {
+		return text + " tagged !!null"
+	}
+	return text
 }
 
 // Parse reads the one YAML document of data; a syntax error is a located
@@ -508,7 +547,7 @@ func Parse(name string, data []byte) (*yaml.Node, error) {
 		if err != nil {
 			return nil, SyntaxErrorOf(name, data, err)
 		}
-		if n := content(&next); n.Tag != "!!null" {
+		if n := content(&next); !IsNull(n) || !nullText(n.Value) {
 			return nil, &Error{File: name, Line: n.Line, Col: n.Column,
 				Msg: "a second YAML document: the file is read as one document (remove the --- above it)"}
 		}

@@ -7,13 +7,14 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
 	"github.com/sluice-dev/sluice/internal/yamlexpand"
 )
 
 // reportTo returns an Options.Report that sets *got to the path and
 // message of the problem reported.
-func reportTo(got *string) func(*yaml.Node, string, string) {
-	return func(_ *yaml.Node, path, msg string) { *got = path + ": " + msg }
+func reportTo(got *string) func(*yaml.Node, *yamlcheck.Path, string) {
+	return func(_ *yaml.Node, path *yamlcheck.Path, msg string) { *got = path.String() + ": " + msg }
 }
 
 // CopyBudget is gopkg.in/yaml.v2's bound on alias decoding: copies may be

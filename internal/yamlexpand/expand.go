@@ -20,7 +20,8 @@
 // alias used as a key stands for its anchor's scalar; an alias of a
 // mapping or a list as a key, an alias that names no anchor and one inside
 // the node its anchor marks are errors, and so is a key longer than
-// MaxKeyBytes, written or given by an alias. A key written twice in a
+// MaxKeyBytes, written or given by an alias. A key tagged !!binary is the
+// text its base64 encodes, as yaml.v2 reads it (see Expander.key). A key written twice in a
 // mapping stays twice, as written, for the reader to refuse. A document
 // whose aliases expand to more than MaxNodes nodes is an error, so that a
 // small file of aliases of aliases cannot make its reader walk an
@@ -31,6 +32,7 @@
 package yamlexpand
 
 import (
+	"encoding/base64"
 	"fmt"
 	"slices"
 
@@ -59,12 +61,14 @@ type Options struct {
 	// package comment).
 	Overlaid []string
 	// Report is called with each problem found: the node it is at, its
-	// field path (yamlcheck.Join's, "" for the document; an alias used as
-	// a key is named *name) and what it is, a message naming neither. The
-	// expansion stops at the first problem, but a merged mapping's keys
-	// written before the merge key are each reported. Nil: Expand reports
-	// only that there was a problem.
-	Report func(n *yaml.Node, path, msg string)
+	// field path (nil for the document; an alias used as a key is named
+	// *name; its String is written as yamlcheck.Join writes one) and what
+	// it is, a message naming neither. The expansion stops at the first
+	// problem, but a merged mapping's keys written before the merge key
+	// are each reported, so that a receiver which lists only some problems
+	// should write out the paths of those only. Nil: Expand reports only
+	// that there was a problem.
+	Report func(n *yaml.Node, path *yamlcheck.Path, msg string)
 }
 
 // An Expander expands the aliases and merge keys of one document. It is
@@ -82,6 +86,9 @@ type Expander struct {
 	decodes map[*yaml.Node]int
 	// built holds the mappings that overlay built.
 	built map[*yaml.Node]bool
+	// texts maps each key scalar tagged !!merge or !!binary to the text it
+	// is (see Expander.key).
+	texts map[*yaml.Node]*yaml.Node
 	// open holds the nodes being expanded: an alias of one of them is an
 	// alias of a node that contains it.
 	open map[*yaml.Node]bool
@@ -96,7 +103,7 @@ type Expander struct {
 func New(opts Options) *Expander {
 	return &Expander{opts: opts, done: map[*yaml.Node]*yaml.Node{}, sizes: map[*yaml.Node]int{},
 		written: map[*yaml.Node]*yaml.Node{}, decodes: map[*yaml.Node]int{},
-		built: map[*yaml.Node]bool{}, open: map[*yaml.Node]bool{}}
+		built: map[*yaml.Node]bool{}, open: map[*yaml.Node]bool{}, texts: map[*yaml.Node]*yaml.Node{}}
 }
 
 // Expand returns doc with its aliases and merge keys expanded, and true;
@@ -227,7 +234,7 @@ func (x *Expander) Written(n *yaml.Node) *yaml.Node { return x.written[n] }
 func (x *Expander) fail(n *yaml.Node, path *yamlcheck.Path, format string, args ...any) *yaml.Node {
 	x.failed = true
 	if x.opts.Report != nil {
-		x.opts.Report(n, path.String(), fmt.Sprintf(format, args...))
+		x.opts.Report(n, path, fmt.Sprintf(format, args...))
 	}
 	return n
 }
@@ -420,7 +427,11 @@ func (x *Expander) overlay(k, old, v *yaml.Node, path *yamlcheck.Path) *yaml.Nod
 // as yaml.v2 reads it, and an alias of a mapping or a list, which names no
 // field, is refused, as is a key, written or aliased, longer than
 // MaxKeyBytes. A key other than << tagged !!merge (see IsMergeKey) is its
-// text, tagged !!str, as yaml.v2 reads it.
+// text, tagged !!str, as yaml.v2 reads it; so is a key tagged !!binary,
+// whose text is the bytes its base64 (encoding/base64's StdEncoding, line
+// breaks in it ignored) encodes, decoded once however many aliases repeat
+// it: !!binary a2V5 is the key "key". A key tagged !!binary that is not
+// base64 is refused, as yaml.v2 refuses it.
 func (x *Expander) key(k *yaml.Node, path *yamlcheck.Path) *yaml.Node {
 	if k.Kind != yaml.AliasNode {
 		p := path.Key(k.Value)
@@ -430,13 +441,10 @@ func (x *Expander) key(k *yaml.Node, path *yamlcheck.Path) *yaml.Node {
 			return k
 		case out.Kind == yaml.ScalarNode && len(out.Value) > MaxKeyBytes:
 			return x.fail(k, p, "a key of %d bytes, which names no field (none is named in more than %d; envoyproxy/ratelimit refuses it too, as an unknown key)", len(out.Value), MaxKeyBytes)
-		case out.Kind != yaml.ScalarNode || out.Tag != "!!merge":
+		case out.Kind != yaml.ScalarNode || out.Tag != "!!merge" && out.Tag != "!!binary":
 			return out
 		}
-		text := *out
-		text.Tag = "!!str"
-		x.sizes[&text] = x.sizes[out]
-		return &text
+		return x.text(out, k, p)
 	}
 	path = path.Key("*" + k.Value)
 	out := x.node(k, path)
@@ -449,10 +457,35 @@ func (x *Expander) key(k *yaml.Node, path *yamlcheck.Path) *yaml.Node {
 	case len(out.Value) > MaxKeyBytes:
 		return x.fail(k, path, "a key written as an alias of a text of %d bytes, which names no field (none is named in more than %d; envoyproxy/ratelimit refuses it too, as an unknown key)", len(out.Value), MaxKeyBytes)
 	}
+	if out.Tag == "!!merge" || out.Tag == "!!binary" {
+		if out = x.text(out, k, path); x.failed {
+			return k
+		}
+	}
 	at := *out
 	at.Line, at.Column = k.Line, k.Column
 	x.sizes[&at] = x.sizes[out]
 	return &at
+}
+
+// text returns the key scalar n, tagged !!merge or !!binary, as the text
+// it is (see Expander.key), tagged !!str: one node for n however many
+// aliases make it a key. k and path are where n is a key, for a problem.
+func (x *Expander) text(n, k *yaml.Node, path *yamlcheck.Path) *yaml.Node {
+	if t, ok := x.texts[n]; ok {
+		return t
+	}
+	t := *n
+	t.Tag = "!!str"
+	if n.Tag == "!!binary" {
+		b, err := base64.StdEncoding.DecodeString(n.Value)
+		if err != nil {
+			return x.fail(k, path, "a key tagged !!binary, but %s is not base64 (envoyproxy/ratelimit refuses it too)", yamlcheck.Describe(n))
+		}
+		t.Value = string(b)
+	}
+	x.sizes[&t], x.texts[n] = x.sizes[n], &t
+	return &t
 }
 
 // IsMergeKey reports whether the mapping key k, as written, is a merge key:

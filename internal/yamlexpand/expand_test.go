@@ -6,6 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
 	"github.com/sluice-dev/sluice/internal/yamlexpand"
 )
 
@@ -51,8 +52,8 @@ func TestOverlaidKeysKeepTheMergedMappingsOtherKeys(t *testing.T) {
 func TestProblemsAreReportedAtTheirNodeAndPath(t *testing.T) {
 	src := "base: &b {x: 1, y: 2}\nlist:\n  - x: 0\n    y: 0\n    <<: *b\n"
 	var got []string
-	x := yamlexpand.New(yamlexpand.Options{Report: func(n *yaml.Node, path, msg string) {
-		got = append(got, strings.Join([]string{n.Value, path, msg[:strings.Index(msg, ":")]}, "|"))
+	x := yamlexpand.New(yamlexpand.Options{Report: func(n *yaml.Node, path *yamlcheck.Path, msg string) {
+		got = append(got, strings.Join([]string{n.Value, path.String(), msg[:strings.Index(msg, ":")]}, "|"))
 	}})
 	if _, ok := x.Expand(parse(t, src)); ok {
 		t.Fatal("accepted")
