@@ -28,6 +28,19 @@ var envoyUnits = map[string]time.Duration{
 	"week": 7 * 24 * time.Hour, "month": 30 * 24 * time.Hour, "year": 365 * 24 * time.Hour,
 }
 
+// envoyUnit returns the name and span of the unit s names as
+// envoyproxy/ratelimit reads it: the unit whose upper-case name is
+// strings.ToUpper(s) (ı is I, ſ is S; the Kelvin sign is no k).
+func envoyUnit(s string) (name string, span time.Duration, ok bool) {
+	upper := strings.ToUpper(s)
+	for name, span := range envoyUnits {
+		if strings.ToUpper(name) == upper {
+			return name, span, true
+		}
+	}
+	return "", 0, false
+}
+
 // maxEnvoyDepth bounds descriptor nesting.
 const maxEnvoyDepth = 32
 
@@ -250,7 +263,7 @@ func (t *Translation) envoyRule(rl, d *yaml.Node, where, source string) error {
 	if unit == nil || rpu == nil {
 		return fmt.Errorf("%s:%d: rate_limit needs unit and requests_per_unit", source, rl.Line)
 	}
-	w, ok := envoyUnits[strings.ToLower(unit.Value)]
+	unitName, w, ok := envoyUnit(unit.Value)
 	if !ok {
 		return fmt.Errorf("%s:%d: unit %q: use second, minute, hour, day, week, month or year", source, unit.Line, unit.Value)
 	}
@@ -275,12 +288,12 @@ func (t *Translation) envoyRule(rl, d *yaml.Node, where, source string) error {
 		name = text
 	}
 	t.Rules = append(t.Rules, Limit{Name: name, Algorithm: alg, Quantity: q, Window: w, Shadow: shadow,
-		Source: fmt.Sprintf("%s: %d per %s", where, q, strings.ToLower(unit.Value))})
+		Source: fmt.Sprintf("%s: %d per %s", where, q, unitName)})
 	switch {
 	case q == 0:
 		t.same(where, "requests_per_unit: 0 refuses every request that hits it, as before; a peek (hits_addend 0) is OK until one has in the window, as ratelimit answers.")
 	case alg == "fixed-window":
-		t.same(where, "%d per %s in fixed windows counted from the Unix epoch, as envoyproxy/ratelimit counts them (weeks from a Thursday, 30-day months, 365-day years included).", q, strings.ToLower(unit.Value))
+		t.same(where, "%d per %s in fixed windows counted from the Unix epoch, as envoyproxy/ratelimit counts them (weeks from a Thursday, 30-day months, 365-day years included).", q, unitName)
 	}
 	return nil
 }
