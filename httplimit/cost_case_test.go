@@ -59,3 +59,45 @@ func TestACaseChangePaysTheLargerCostOfTheRouteHoweverWritten(t *testing.T) {
 		}
 	}
 }
+
+// A cost whose pattern names wildcards alike but for case ({A} and {a},
+// {Id} and {id}: two names to ServeMux and routes.CheckPath) is paid by a
+// path in another case, as the same route written with {x} and {y} is:
+// the patterns' literals are lowered for reading 7, not their wildcards'
+// names, which lowered would be one name twice.
+func TestACaseChangeKeepsTheCostOfAPatternWithWildcardsNamedAlikeButForCase(t *testing.T) {
+	for _, c := range []struct {
+		cost, path string
+	}{
+		{"POST /bulk/{A}/{a}", "/BULK/x/y"},
+		{"POST /Bulk/{Id}/{id}", "/bulk/x/y"},
+		{"POST /bulk/{x}/{y}", "/BULK/x/y"}, // the same route, other names
+	} {
+		plans := []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(10, time.Minute)},
+			Costs: map[string]int64{c.cost: 10}}}
+		mw, _ := clockedMiddleware(t, httplimit.Options{Plans: plans})
+		got := statuses(mw, req{method: "POST", path: c.path, remote: "192.0.2.1:1"},
+			req{method: "GET", path: "/other", remote: "192.0.2.1:1"})
+		if want := []int{200, 429}; !slices.Equal(got, want) {
+			t.Errorf("cost %q: 10 of 10: POST %s, then GET /other: %v, want %v (the POST paid less than 10)", c.cost, c.path, got, want)
+		}
+	}
+}
+
+// POST /api/v2/bulk costs 10 ("POST /api/v2/{op}"), and so does POST
+// /Api/v2/bulk beside "POST /API/{version}/bulk" (cost 1), whose path in
+// lower case ServeMux cannot hold beside "/api/v2/{op}" (neither is more
+// specific): the path in lower case is read against both, and against the
+// patterns as written, as the path spelled in lower case is.
+func TestACaseChangeDoesNotLowerACostBesideAPatternClashingInLowerCase(t *testing.T) {
+	costs := map[string]int64{"POST /API/{version}/bulk": 1, "POST /api/v2/{op}": 10}
+	plans := []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(10, time.Minute)}, Costs: costs}}
+	for _, path := range []string{"/api/v2/bulk", "/Api/v2/bulk"} {
+		mw, _ := clockedMiddleware(t, httplimit.Options{Plans: plans})
+		got := statuses(mw, req{method: "POST", path: path, remote: "192.0.2.1:1"},
+			req{method: "GET", path: "/other", remote: "192.0.2.1:1"})
+		if want := []int{200, 429}; !slices.Equal(got, want) {
+			t.Errorf("costs %v, 10 of 10: POST %s, then GET /other: %v, want %v (the POST paid less than POST /api/v2/bulk's 10)", costs, path, got, want)
+		}
+	}
+}

@@ -41,14 +41,17 @@ type Mux struct {
 	// never sends here), six allocations per request. "/" stands for root,
 	// or for no pattern while root is "".
 	root string
-	// lower holds the patterns with their paths in lower case, once some
-	// pattern's path has an upper-case letter (nil: mux serves for them),
-	// for the spellings in lower case (see Spellings); lowerOf maps each
-	// pattern lower holds to the patterns, as configured, whose paths in
-	// lower case are its route (see Normal), and lowerAt maps each such
-	// route to the pattern lower holds for it.
-	lower   *http.ServeMux
-	lowerOf map[string][]string
+	// lower holds the patterns with their paths' literals in lower case,
+	// once some pattern has an upper-case letter in a literal of its path
+	// (nil: mux serves for them), for the spellings in lower case (see
+	// Spellings):
+	// each in the first of its ServeMuxes that takes it beside the patterns
+	// there, so that patterns ServeMux cannot hold together in lower case
+	// are in different ones (see addLower). lowerOf maps each pattern
+	// lower holds to what it stands for (see lowered), and lowerAt maps
+	// each route (see Normal) to the pattern lower holds for it.
+	lower   []lowerMux
+	lowerOf map[string]*lowered
 	lowerAt map[string]string
 	// parts holds what the patterns write, for Covering.
 	parts parts

@@ -99,36 +99,45 @@ func Unformatted(p string) (string, bool) {
 	return p[:dot], true
 }
 
-// lowerPath returns the ServeMux pattern p with its path in lower case
-// (its method and host as they are).
+// lowerPath returns the ServeMux pattern p with the literal segments of
+// its path in lower case: its method, host and wildcards' names as they
+// are. A wildcard's name is no part of what a pattern matches, and names
+// that differ only in case would be one name lowered ("/bulk/{A}/{a}").
 func lowerPath(p string) string {
 	_, j := HostSpan(p)
-	return p[:j] + strings.ToLower(p[j:])
+	if strings.ToLower(p[j:]) == p[j:] {
+		return p
+	}
+	segs := strings.Split(p[j:], "/")
+	for i, seg := range segs {
+		if !strings.HasPrefix(seg, "{") { // ServeMux takes "{" only at a wildcard's start
+			segs[i] = strings.ToLower(seg)
+		}
+	}
+	return p[:j] + strings.Join(segs, "/")
 }
 
-// handleLower adds the registered pattern p to m.lower, in lower case,
-// and records which patterns as configured each pattern there stands for
-// (lowerOf). m.lower is made when a first pattern has an upper-case letter
-// in its path; until then m.mux serves for it. Of patterns that ServeMux
-// refuses to hold together in lower case, but for those of one route (see
-// addLower), m.lower holds the first in the order of their text, whatever
-// the order Handle was called in; the others are matched in their own case
-// only.
+// lowered is a pattern of m.lower: the patterns, as configured, whose
+// paths in lower case are its route (see Normal), and its method, host and
+// path's segments, which ServeMux judges its precedence by (see precedes).
+type lowered struct {
+	configured   []string
+	method, host string
+	segs         []pathSeg
+}
+
+// handleLower adds the registered pattern p to m.lower, in lower case.
+// m.lower is made when a first pattern has an upper-case letter in its
+// path's literals; until then m.mux serves for it.
 func (m *Mux) handleLower(p string) {
-	if m.lower == nil && lowerPath(p) == p {
+	if m.lower != nil {
+		m.addLower(p)
 		return
 	}
-	if m.lower == nil || !m.addLower(p) {
-		m.buildLower()
+	if lowerPath(p) == p {
+		return
 	}
-}
-
-// buildLower makes m.lower anew from the registered patterns, in the order
-// of their text, each added unless ServeMux refuses it beside one added
-// before it.
-func (m *Mux) buildLower() {
-	m.lower, m.lowerOf, m.lowerAt = http.NewServeMux(), map[string][]string{}, map[string]string{}
-	m.lower.Handle("/", http.NotFoundHandler())
+	m.lowerOf, m.lowerAt = map[string]*lowered{}, map[string]string{}
 	for _, q := range slices.Sorted(maps.Keys(m.registered)) {
 		if !matchesEverything(q) {
 			m.addLower(q)
@@ -136,23 +145,62 @@ func (m *Mux) buildLower() {
 	}
 }
 
-// addLower adds the registered pattern p to m.lower in lower case, and
-// reports whether m.lower took it. A pattern whose path in lower case is
-// the route (see Normal) of one added before stands beside that one:
-// "POST /Items/{id}" beside "POST /items/{key}", "/Bulk/" beside
-// "/bulk/{rest...}". ServeMux may refuse another.
-func (m *Mux) addLower(p string) bool {
+// addLower adds the registered pattern p to m.lower in lower case. A
+// pattern whose path in lower case is the route (see Normal) of one added
+// before stands beside that one: "POST /Items/{id}" beside "POST
+// /items/{key}", "/Bulk/" beside "/bulk/{rest...}". Another goes into the
+// first ServeMux of m.lower that takes it beside the patterns there, or
+// into one made for it: "POST /API/{version}/bulk" and "POST /api/v2/{op}",
+// which no ServeMux holds together in lower case, are in two. It takes time
+// in the ServeMuxes tried, not in the patterns added before.
+func (m *Mux) addLower(p string) {
 	lp, c := lowerPath(p), m.asConfigured(p)
 	route := Normal(lp)
 	if at, ok := m.lowerAt[route]; ok {
-		m.lowerOf[at] = append(m.lowerOf[at], c)
+		m.lowerOf[at].configured = append(m.lowerOf[at].configured, c)
+		return
+	}
+	i := slices.IndexFunc(m.lower, func(l lowerMux) bool { return handle(l.mux, lp) == nil })
+	if i < 0 {
+		l := lowerMux{mux: http.NewServeMux(), first: map[string]bool{}}
+		l.mux.Handle("/", http.NotFoundHandler())
+		if handle(l.mux, lp) != nil {
+			return // not so: m.mux took p beside "/"
+		}
+		i, m.lower = len(m.lower), append(m.lower, l)
+	}
+	method, host, path := splitPattern(lp)
+	w := &lowered{configured: []string{c}, method: method, host: host, segs: segments(path)}
+	m.lowerAt[route], m.lowerOf[lp] = lp, w
+	if first := w.segs[0]; first.wild || first.rest {
+		m.lower[i].anyFirst = true
+	} else {
+		m.lower[i].first[first.lit] = true
+	}
+}
+
+// lowerMux is a ServeMux of m.lower, with what the paths of its patterns
+// (but its catch-all "/") start with: first holds their first segments
+// that are literals, unescaped, and anyFirst is whether one starts with a
+// wildcard or is a subtree of "/".
+type lowerMux struct {
+	mux      *http.ServeMux
+	first    map[string]bool
+	anyFirst bool
+}
+
+// mayMatch reports whether some pattern of l but its catch-all may match
+// the path p (unescaped, without RawPath): a ServeMux matched only by its
+// catch-all allocates, to try p with a trailing slash.
+func (l *lowerMux) mayMatch(p string) bool {
+	if l.anyFirst {
 		return true
 	}
-	if handle(m.lower, lp) != nil {
-		return false
+	p = p[1:]
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		p = p[:i]
 	}
-	m.lowerAt[route], m.lowerOf[lp] = lp, []string{c}
-	return true
+	return l.first[p]
 }
 
 // asConfigured returns the registered pattern p as first handed to Handle.
@@ -182,10 +230,15 @@ func (m *Mux) MatchesAny(r *http.Request) bool {
 // it and decoded (see Decoded); the decoded path without path parameters
 // (see WithoutParams), and with its backslashes as slashes, with and
 // without path parameters (see WithoutBackslashes); each without a
-// trailing slash (see Unslashed), and in lower case against the
-// patterns' paths in lower case, where each pattern whose path in lower
-// case is the route (see Normal) matched is yielded ("POST /Items/{id}"
-// and "POST /items/{key}" for /ITEMS/7); r's method in any case. A
+// trailing slash (see Unslashed), and in lower case, read as the path
+// spelled so is and against the patterns' paths with their literals in
+// lower case (their wildcards' names as written). There each pattern
+// whose path in lower case is the route (see Normal) matched is yielded
+// ("POST /Items/{id}" and "POST /items/{key}" for /ITEMS/7): of the
+// patterns in lower case that the path matches, the one ServeMux would
+// route it to, or where ServeMux cannot hold them together, each that no
+// other takes precedence over ("POST /API/{version}/bulk" and "POST
+// /Api/v2/{op}" for /api/v2/bulk); r's method in any case. A
 // spelling that is another's is not read again, so a request spelled as
 // ServeMux routes it, its path clean and in lower case beside patterns in
 // lower case, is read once. Last, the decoded spellings without a trailing
@@ -231,14 +284,7 @@ func (m *Mux) spellings(r *http.Request, yield func(string) bool) bool {
 		if u, ok := Unslashed(rp); ok && !yield(m.Pattern(withPath(r, u))) {
 			return false
 		}
-		lp := strings.ToLower(rp)
-		if lp == rp && m.lower == nil {
-			continue // read above, in the same case
-		}
-		if !m.lowerMatches(withPath(r, lp), yield) {
-			return false
-		}
-		if u, ok := Unslashed(lp); ok && !m.lowerMatches(withPath(r, u), yield) {
+		if !m.lowerSpellings(r, rp, yield) {
 			return false
 		}
 	}
@@ -267,14 +313,35 @@ func (m *Mux) unformattedSpellings(r *http.Request, rs *[4]string, yield func(st
 			return false
 		}
 		lf := strings.ToLower(f)
-		if lf == f && m.lower == nil {
-			continue // read above, in the same case
+		if lf != f && !steppedOff(m.Pattern(withPath(r, lf))) {
+			return false
 		}
-		if !m.lowerMatches(withPath(r, lf), steppedOff) {
+		if m.lower != nil && !m.lowerMatches(withPath(r, lf), steppedOff) {
 			return false
 		}
 	}
 	return true
+}
+
+// lowerSpellings is spellings' step for the reading rp of r's path in
+// lower case, with and without a trailing slash: read against the
+// patterns as written (but where rp is in lower case already, and read so
+// before) and against the patterns in lower case (see lowerMatches). It
+// returns false when yield did.
+func (m *Mux) lowerSpellings(r *http.Request, rp string, yield func(string) bool) bool {
+	lp := strings.ToLower(rp)
+	if lp == rp && m.lower == nil {
+		return true // read above, in the same case
+	}
+	read := func(p string) bool {
+		lr := withPath(r, p)
+		return (lp == rp || yield(m.Pattern(lr))) && (m.lower == nil || m.lowerMatches(lr, yield))
+	}
+	if !read(lp) {
+		return false
+	}
+	u, ok := Unslashed(lp)
+	return !ok || read(u)
 }
 
 // stepsOff reports whether pattern, which the path f matches, matches no
@@ -294,23 +361,46 @@ func stepsOff(pattern, f string) bool {
 	return last != "" && last[0] != '{'
 }
 
-// lowerMatches yields the patterns that the request r, whose path is in
-// lower case, matches in lower case (see Spellings), or "" for none; it
-// returns false when yield did.
+// lowerMatches yields the patterns, as configured, that the request r,
+// whose path is in lower case, matches in lower case (see Spellings), or
+// "" for none; it returns false when yield did. Of m.lower's ServeMuxes,
+// each routes r to the most specific of its patterns that r matches, and
+// of those, each that no other takes precedence over (see precedes) is
+// yielded: the pattern ServeMux would route r to, were they all in one,
+// or each of those that it cannot hold together.
 func (m *Mux) lowerMatches(r *http.Request, yield func(string) bool) bool {
-	if m.lower == nil {
-		return yield(m.Pattern(r))
+	r = m.hostMatched(r)
+	var buf [4]*lowered
+	held, miss := buf[:0], ""
+	for i := range m.lower {
+		l := &m.lower[i]
+		if i > 0 && !l.mayMatch(r.URL.Path) {
+			continue
+		}
+		_, p := l.mux.Handler(r)
+		if w := m.lowerOf[p]; w != nil {
+			held = append(held, w)
+		} else if i == 0 {
+			miss = p
+		}
 	}
-	_, p := m.lower.Handler(m.hostMatched(r))
-	switch {
-	case p == "/":
-		return yield(m.root)
-	case p == "":
-		return yield("")
+	if len(held) == 0 {
+		switch miss {
+		case "/":
+			return yield(m.root)
+		case "":
+			return yield("")
+		}
+		return true
 	}
-	for _, c := range m.lowerOf[p] {
-		if !yield(c) {
-			return false
+	for _, w := range held {
+		if len(held) > 1 && slices.ContainsFunc(held, func(v *lowered) bool { return precedes(v, w) }) {
+			continue
+		}
+		for _, c := range w.configured {
+			if !yield(c) {
+				return false
+			}
 		}
 	}
 	return true

@@ -169,8 +169,9 @@ func TestMuxSpellingsYieldsEveryPatternAsConfigured(t *testing.T) {
 // the route it matches, however the patterns write it (a wildcard renamed,
 // a subtree as {name...}, a literal escaped: one route by Normal), and in
 // whichever order they were handed to Handle. Of patterns that ServeMux
-// refuses side by side in lower case, which are not one route, the same
-// one is matched in lower case in either order.
+// refuses side by side in lower case, which are not one route, each that
+// the path matches is yielded, in either order: "GET /a/b/{z}" matches
+// /a/b/c as written, as /A/B/C is read in lower case.
 func TestMuxSpellingsInLowerCaseYieldEverySpellingOfTheRoute(t *testing.T) {
 	for _, c := range []struct {
 		patterns []string
@@ -181,7 +182,8 @@ func TestMuxSpellingsInLowerCaseYieldEverySpellingOfTheRoute(t *testing.T) {
 		{[]string{"POST /items/{key}", "POST /Items/{id}"}, "POST", "/ITEMS/7", []string{"", "POST /Items/{id}", "POST /items/{key}"}},
 		{[]string{"POST /bulk/{rest...}", "POST /Bulk/"}, "POST", "/BULK/x", []string{"", "POST /Bulk/", "POST /bulk/{rest...}"}},
 		{[]string{"GET /ab", "GET /A%62"}, "GET", "/AB", []string{"", "GET /A%62", "GET /ab"}},
-		{[]string{"GET /A/{x}/c", "GET /a/b/{z}"}, "GET", "/A/B/C", []string{"", "GET /A/{x}/c"}},
+		{[]string{"GET /A/{x}/c", "GET /a/b/{z}"}, "GET", "/A/B/C", []string{"", "GET /A/{x}/c", "GET /a/b/{z}"}},
+		{[]string{"GET /A/{x}/c", "GET /a/B/{z}"}, "GET", "/a/b/c", []string{"", "GET /A/{x}/c", "GET /a/B/{z}"}},
 	} {
 		for _, order := range [][]string{c.patterns, {c.patterns[1], c.patterns[0]}} {
 			var m Mux
@@ -198,5 +200,86 @@ func TestMuxSpellingsInLowerCaseYieldEverySpellingOfTheRoute(t *testing.T) {
 				t.Errorf("%q handed in this order: Spellings(%s %s) yielded %q, want %q", order, c.method, c.path, got, c.want)
 			}
 		}
+	}
+}
+
+// A path in lower case yields, of the patterns in lower case, those that
+// ServeMux would route it to, were they in one: where some clash (neither
+// "POST /api/{version}/bulk" nor "POST /api/v2/{op}" is more specific),
+// each that the path matches, and not a pattern that one of them is more
+// specific than ("POST /api/{a}/{b}") or that names no host beside one
+// that does, whatever the order the patterns were handed to Handle in.
+func TestMuxSpellingsInLowerCaseYieldNoPatternAMoreSpecificOneTakesThePathFrom(t *testing.T) {
+	patterns := []string{"POST /API/{version}/bulk", "POST /Api/v2/{op}", "POST /Api/{a}/{b}", "POST api.example.com/API/{v}/{w}"}
+	for _, c := range []struct {
+		target string
+		want   []string
+	}{
+		{"/aPi/v2/bulk", []string{"", "POST /API/{version}/bulk", "POST /Api/v2/{op}"}},
+		{"/aPi/v2/x", []string{"", "POST /Api/v2/{op}"}},
+		{"/aPi/v1/x", []string{"", "POST /Api/{a}/{b}"}},
+		{"http://api.example.com/aPi/v2/x", []string{"", "POST api.example.com/API/{v}/{w}"}},
+	} {
+		for rotation := range patterns {
+			order := append(slices.Clone(patterns[rotation:]), patterns[:rotation]...)
+			var m Mux
+			for _, p := range order {
+				if err := m.Handle(p); err != nil {
+					t.Fatalf("Handle(%q): %v", p, err)
+				}
+			}
+			seen := map[string]bool{}
+			for p := range m.Spellings(httptest.NewRequest("POST", c.target, nil)) {
+				seen[p] = true
+			}
+			if got := slices.Sorted(maps.Keys(seen)); !slices.Equal(got, c.want) {
+				t.Errorf("%q handed in this order: Spellings(POST %s) yielded %q, want %q", order, c.target, got, c.want)
+			}
+		}
+	}
+}
+
+// A pattern's wildcards may be named alike but for case ({A} and {a}:
+// ServeMux and CheckPath take them as two names). Only its literals are
+// lowered for the spellings in lower case: its wildcards' names are no
+// part of what a path matches (Normal drops them), and lowered they would
+// be one name, which ServeMux refuses ("/bulk/{a}/{a}").
+func TestMuxMatchesAPathInAnotherCaseUnderWildcardsNamedAlikeButForCase(t *testing.T) {
+	for _, c := range []struct{ pattern, path string }{
+		{"POST /bulk/{A}/{a}", "/BULK/x/y"},
+		{"POST /Bulk/{Id}/{id}", "/bulk/x/y"},
+		{"POST /bulk/{x}/{y}", "/BULK/x/y"}, // the same route, other names
+	} {
+		var m Mux
+		if err := m.Handle(c.pattern); err != nil {
+			t.Fatal(err)
+		}
+		if !m.MatchesAny(httptest.NewRequest("POST", c.path, nil)) {
+			t.Errorf("%q: POST %s matches no pattern under any spelling; want it matched in lower case", c.pattern, c.path)
+		}
+	}
+}
+
+// A request spelled as its literal pattern is written is read without an
+// allocation beside patterns that clash in lower case (in ServeMuxes of
+// their own), as beside patterns in one. (ServeMux allocates for a
+// wildcard's value, so a path that a wildcard pattern matches does.)
+func TestMuxSpellingsOfALiteralPathAllocateNothingBesidePatternsClashingInLowerCase(t *testing.T) {
+	var m Mux
+	for _, p := range []string{"POST /bulk", "POST /API/{version}/bulk", "POST /Api/v2/{op}"} {
+		if err := m.Handle(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(m.lower) < 2 {
+		t.Fatalf("%d ServeMuxes in lower case, want 2 or more", len(m.lower))
+	}
+	r := httptest.NewRequest("POST", "/bulk", nil)
+	spell := func() {
+		for range m.Spellings(r) {
+		}
+	}
+	if n := testing.AllocsPerRun(100, spell); n != 0 {
+		t.Errorf("POST /bulk: %.0f allocations, want 0", n)
 	}
 }
