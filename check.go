@@ -122,6 +122,15 @@ type Status struct {
 	// key's use; RetryAfter is when room may be found. It is the store's
 	// capacity that is short, not the client's quota.
 	NoRoom bool
+	// Undecided reports that nothing decided the check: another check
+	// refused the call and this one was not evaluated (an over-limit cache
+	// refused the call by a refusal it remembers, without asking its
+	// store). Allowed is true: as far as is known the check did not refuse
+	// the call. Nothing was counted or charged, and Remaining and
+	// ResetAfter (0) are no measure of the key's use. Only a refused call
+	// has such statuses, so a Decision's Limit and figures are never those
+	// of an Undecided check.
+	Undecided bool
 }
 
 // Decision is the outcome of one Limiter.Allow call: all its checks admitted

@@ -135,12 +135,14 @@ func (p *plan) described(statuses []*rlsv3.RateLimitResponse_DescriptorStatus, d
 // check, or of a give-back's peek, is sluice.Status.Unavailable (a
 // failover's allow or deny while its store cannot be reached), or its
 // check's is sluice.Status.NoRoom (the store refused it for want of room,
-// counting nothing), whose remaining and reset are made up. The headers
-// tell no figure of it, only its limit.
+// counting nothing) or sluice.Status.Undecided (an over-limit cache
+// refused the request by another check, and the peek that reads this one
+// failed), whose remaining and reset are made up. The headers tell no
+// figure of it, only its limit.
 func (p *plan) unavailable(s slot, d *sluice.Decision) bool {
 	switch {
 	case s.check >= 0:
-		return d.Statuses[s.check].Unavailable || d.Statuses[s.check].NoRoom
+		return unmeasured(&d.Statuses[s.check])
 	case s.negative:
 		return s.peek.Unavailable
 	}

@@ -60,11 +60,14 @@ type Outcome struct {
 	// Unavailable reports that no store decided the limit's check: its
 	// sluice.Status was Unavailable (a failover's allow or deny while its
 	// store cannot be reached), so Remaining tells no state and a refusal
-	// ("limited") is the service's capacity, not the limit's. The response
-	// then tells no remaining of the limit: its status has no
-	// limit_remaining, and a duration_until_reset only for a fixed window
-	// counted in its Unix window (whose end is the clock's), and the
-	// RateLimit headers state its policy alone.
+	// ("limited") is the service's capacity, not the limit's. It reports a
+	// sluice.Status.Undecided too (an over-limit cache refused the request
+	// by another limit without asking the store, and the peek that reads
+	// this one failed), never "limited". The response then tells no
+	// remaining of the limit: its status has no limit_remaining, and a
+	// duration_until_reset only for a fixed window counted in its Unix
+	// window (whose end is the clock's), and the RateLimit headers state
+	// its policy alone.
 	Unavailable bool
 	// NoRoom reports that the store refused the limit's check for want of
 	// room to keep its state: its sluice.Status was NoRoom (a memory store
@@ -179,10 +182,10 @@ func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLim
 			c := &d.Statuses[s.check]
 			refused, rem := p.occurrence(s, d, resp.OverallCode == rlsv3.RateLimitResponse_OK)
 			st.CurrentLimit = r.currentLimit(&parts.limits[i])
-			if !refused && !c.Unavailable && !c.NoRoom {
+			if !refused && !unmeasured(c) {
 				st.LimitRemaining = uint32(min(rem, math.MaxUint32))
 			}
-			if (!refused || !r.quota) && (!c.Unavailable && !c.NoRoom || s.aligned) {
+			if (!refused || !r.quota) && (!unmeasured(c) || s.aligned) {
 				st.DurationUntilReset = setDuration(&parts.durations[i], p.reset(s, c))
 			}
 			if refused && !r.shadow {
@@ -192,6 +195,12 @@ func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLim
 	}
 	return resp
 }
+
+// unmeasured reports whether c's Remaining and ResetAfter measure nothing
+// of its key's use: no store decided it (sluice.Status.Unavailable,
+// sluice.Status.Undecided), or the store refused it for want of room
+// (sluice.Status.NoRoom), counting nothing.
+func unmeasured(c *sluice.Status) bool { return c.Unavailable || c.NoRoom || c.Undecided }
 
 // occurrence is the status of slot s, which has a check, among the
 // identical descriptors of its request, which share the check: whether it
@@ -322,7 +331,8 @@ func (res *Result) fill(p *plan, d *sluice.Decision, resp *rlsv3.RateLimitRespon
 			o.Limit, o.Remaining, o.Capacity = r.label, remaining, r.limit.Burst()
 			o.Subject, o.Fixed = s.subject, r.fixed
 			o.Window, o.ResetAfter = time.Duration(r.unitSeconds)*time.Second, p.reset(s, &d.Statuses[s.check])
-			o.Unavailable, o.NoRoom = d.Statuses[s.check].Unavailable, d.Statuses[s.check].NoRoom
+			c := &d.Statuses[s.check]
+			o.Unavailable, o.NoRoom = c.Unavailable || c.Undecided, c.NoRoom
 			switch {
 			case !refused:
 				o.Result = resultAllowed

@@ -131,12 +131,12 @@ func (p *plan) peekOver(ctx context.Context, l *sluice.Limiter, d, scratch *slui
 // that does not fit at once with a delay, holding nothing). The call
 // carries the refusing window's over-limit record as a peek, which takes
 // it past an over-limit cache to the store; a status that a cache answered
-// without evaluating it (allowed with nothing remaining and nothing to
-// reset, see evaluate: a call refused by a block list, without such a
-// peek) is refused with the time its limit takes to be whole again, which
-// admits any cost up to its burst. So is every such check when the call
-// fails: the request is refused all the same, as peekOver decided, and
-// the error is dropped, as settle drops those of its calls.
+// without evaluating it (sluice.Status.Undecided, see evaluate: a call
+// refused by a block list, without such a peek) is refused with the time
+// its limit takes to be whole again, which admits any cost up to its
+// burst. So is every such check when the call fails: the request is
+// refused all the same, as peekOver decided, and the error is dropped, as
+// settle drops those of its calls.
 func (p *plan) refuseUnfit(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision) {
 	p.order = p.order[:0] // the checks whose wait only their state tells
 	for _, s := range p.slots {
@@ -199,7 +199,7 @@ func (p *plan) refuseUnfit(ctx context.Context, l *sluice.Limiter, d, scratch *s
 		}
 		for j, k := range p.order[from:to] {
 			st, got := &d.Statuses[k], scratch.Statuses[j]
-			if got.Allowed && got.Remaining == 0 && got.ResetAfter == 0 { // not evaluated
+			if got.Undecided {
 				refuseWhole(st)
 				continue
 			}
@@ -410,17 +410,19 @@ func (p *plan) allow(ctx context.Context, l *sluice.Limiter, checks []sluice.Che
 	return l.Allow(ctx, checks, scratch) == nil && scratch.Statuses[0].Allowed
 }
 
-// evaluate fills the statuses of a refused call that were not evaluated —
-// an over-limit cache refuses a call it knows one check of refuses
-// without asking the store, and reports the others as allowed with
-// nothing remaining and nothing to reset, which no evaluated check that
-// spends says — with a peek at them.
+// evaluate fills the statuses of a refused call that were not evaluated
+// (sluice.Status.Undecided: an over-limit cache refuses a call it knows
+// one check of refuses without asking the store, and states no figure of
+// the others) with a peek at them, which goes past the cache to the store:
+// they are then measured, as a store reports a check that fitted a refused
+// call. When the peek fails they stay Undecided, and the response tells no
+// figure of them.
 func (p *plan) evaluate(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision) {
 	// At most one check per descriptor costs something: the peeks fit in
 	// one call.
 	p.order, p.batch = p.order[:0], p.batch[:0]
 	for i, st := range d.Statuses {
-		if st.Allowed && st.Remaining == 0 && st.ResetAfter == 0 && p.checks[i].Cost > 0 {
+		if st.Undecided && p.checks[i].Cost > 0 {
 			c := p.checks[i]
 			c.Cost = 0
 			p.order = append(p.order, i)
@@ -434,9 +436,12 @@ func (p *plan) evaluate(ctx context.Context, l *sluice.Limiter, d, scratch *slui
 	if l.Allow(ctx, p.batch, scratch) != nil {
 		return
 	}
-	for j, st := range scratch.Statuses {
-		// As the store reports a check a refused call did not charge.
-		d.Statuses[p.order[j]].Remaining = st.Remaining
-		d.Statuses[p.order[j]].ResetAfter = st.ResetAfter
+	for j, got := range scratch.Statuses {
+		// As the store reports a check a refused call did not charge; a
+		// peek no store decided (a failover's policy) measures nothing
+		// either.
+		st := &d.Statuses[p.order[j]]
+		st.Remaining, st.ResetAfter = got.Remaining, got.ResetAfter
+		st.Unavailable, st.Undecided = got.Unavailable, got.Undecided
 	}
 }

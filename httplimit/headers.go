@@ -164,9 +164,9 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 		lim = decidingFigures(res)
 	}
 	// A status whose figures measure no use (see unmeasured: the store
-	// was not reached, or had no room) tells nothing of the quota: its
-	// remaining and reset are left out, its quota (a policy's q,
-	// configured) is told.
+	// was not reached, had no room, or was not asked) tells nothing of
+	// the quota: its remaining and reset are left out, its quota (a
+	// policy's q, configured) is told.
 	told := !lim.unmeasured
 	for _, mode := range m.modes {
 		switch mode {
@@ -271,9 +271,9 @@ func (res *Result) headerValues(buf []byte, ends []int) []string {
 //
 // r is the Status's Remaining and t the seconds until more is available
 // (quota.Quota.Seconds); a concurrency limit has no t. A status no store
-// decided (sluice.Status.Unavailable), or that a store refused for want of
-// room (sluice.Status.NoRoom), has no item: its figures are made up, and
-// tell nothing of the quota. It writes what
+// decided (sluice.Status.Unavailable, sluice.Status.Undecided), or that a
+// store refused for want of room (sluice.Status.NoRoom), has no item: its
+// figures are made up, and tell nothing of the quota. It writes what
 // httpsfv.Marshal writes for that list (a property test holds it to that)
 // without building the list: names are sf-strings, remaining and reset are
 // sf-integers, which hold them (remaining ≤ MaxQuantity, reset ≤ Never in
@@ -324,11 +324,13 @@ type limitFigures struct {
 
 // unmeasured reports whether st's Remaining and ResetAfter measure nothing
 // of its key's use: no store decided it (sluice.Status.Unavailable: a
-// failover's allow or deny while its store cannot be reached), or the store
-// refused it for want of room to keep its state (sluice.Status.NoRoom),
-// counting nothing. Such figures are made up, and the headers and the
-// problem body leave them out.
-func unmeasured(st *sluice.Status) bool { return st.Unavailable || st.NoRoom }
+// failover's allow or deny while its store cannot be reached;
+// sluice.Status.Undecided: an over-limit cache refused the request by
+// another limit's remembered refusal, without asking the store), or the
+// store refused it for want of room to keep its state
+// (sluice.Status.NoRoom), counting nothing. Such figures are made up, and
+// the headers and the problem body leave them out.
+func unmeasured(st *sluice.Status) bool { return st.Unavailable || st.NoRoom || st.Undecided }
 
 // decidingFigures returns the figures of the limit that decided res (see
 // Result.Deciding), so that a refusal's t is never past Retry-After.

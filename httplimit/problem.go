@@ -126,9 +126,10 @@ type Usage struct {
 // headers carry for the deciding limit (see decidingFigures): limit and
 // window are the policy's q and w, currentUsage.used is q − r and
 // resetsAt is now + t rounded up to whole seconds. A limit no store
-// decided (sluice.Status.Unavailable), or that a store refused for want of
-// room (sluice.Status.NoRoom), has no currentUsage: its figures are made
-// up, and the client's quota is not spent.
+// decided (sluice.Status.Unavailable, sluice.Status.Undecided), or that a
+// store refused for want of room (sluice.Status.NoRoom), has no
+// currentUsage: its figures are made up, and the client's quota is not
+// spent.
 func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 	d := &res.Decision
 	l, _ := res.Deciding()

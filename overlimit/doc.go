@@ -16,12 +16,14 @@
 // the units left and the wait for the call's cost (exact for a fixed window
 // and the buckets, lower bounds for a sliding window), and the figures of
 // the checks that fitted beside the refusal, a shadow limit's refusal
-// included. Concurrency limits, whose units come
-// back when work ends on any instance rather than with time, are never
-// remembered. An error is never a decision: the cache returns the
-// store's errors as they are, remembers nothing from a call that failed (an
-// error that may mean the store restarted makes it forget every denial), and
-// with no store behind it fails every call with sluice.ErrStoreUnavailable.
+// included. A check it knows nothing of, or whose remembered units do not
+// cover its cost, is reported sluice.Status.Undecided: not refusing, with
+// no figures. Concurrency limits, whose units come back when work ends on
+// any instance rather than with time, are never remembered. An error is
+// never a decision: the cache returns the store's errors as they are,
+// remembers nothing from a call that failed (an error that may mean the
+// store restarted makes it forget every denial), and with no store behind
+// it fails every call with sluice.ErrStoreUnavailable.
 // Capacity that comes back other than with time must be reported:
 // Invalidate after a refund, Reset after a configuration change. Capacity
 // that comes back through another instance sharing the store reaches no

@@ -33,7 +33,7 @@ func remainingAt(l sluice.Limit, cost, remaining, resetAt, now int64) int64 {
 // see Cache for what each check is told.
 func answer(checks []sluice.Check, looks []lookup, out []sluice.Status, now int64) {
 	for i := range checks {
-		out[i] = sluice.Status{Allowed: true} // not evaluated
+		out[i] = sluice.Status{Allowed: true, Undecided: true}
 		if checks[i].Cost > checks[i].Limit.Burst() {
 			out[i] = sluice.Status{RetryAfter: sluice.Never} // refused whatever its state
 		} else if l := &looks[i]; l.known && !l.matches {
@@ -60,8 +60,7 @@ func answer(checks []sluice.Check, looks []lookup, out []sluice.Status, now int6
 // remainingAt counts
 // them, all of Burst once resetAt has passed, and the time until then. When
 // those do not cover cost, the store would refuse the check after a wait
-// the cache does not know: the check is reported not evaluated (Allowed,
-// with Remaining and ResetAfter 0).
+// the cache does not know: the check is reported Undecided.
 func fitsAt(l sluice.Limit, cost int64, k *lookup, now int64) sluice.Status {
 	capped := k.cost
 	if capped == 0 { // a check that fitted: no cost it was refused at
@@ -72,7 +71,7 @@ func fitsAt(l sluice.Limit, cost int64, k *lookup, now int64) sluice.Status {
 		remaining = remainingAt(l, capped, k.remaining, k.resetAt, now)
 	}
 	if cost > remaining {
-		return sluice.Status{Allowed: true}
+		return sluice.Status{Allowed: true, Undecided: true}
 	}
 	return sluice.Status{Allowed: true, Remaining: remaining, ResetAfter: ceilMicro(k.resetAt - now)}
 }

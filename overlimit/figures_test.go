@@ -179,6 +179,33 @@ func TestACachedRefusalStatesTheFiguresOfTheChecksBesideIt(t *testing.T) {
 	}
 }
 
+// A check beside a remembered refusal whose remembered units do not cover
+// a larger cost would be refused by the store after a wait the cache does
+// not know, and a check the cache knows nothing of has no figures at all:
+// both are stated Undecided, not as a limit with nothing left.
+func TestACachedRefusalStatesNoFiguresOfWhatItDidNotEvaluate(t *testing.T) {
+	r := newCacheRig(t, overlimit.Options{})
+	perSecond, perDay := sluice.PerSecond(1), sluice.FixedWindow(3, 24*time.Hour).Named("per-day")
+	batch := []sluice.Check{{Key: "k", Limit: perSecond, Cost: 1}, {Key: "k", Limit: perDay, Cost: 1}}
+	r.allow(t, batch...)
+	if d, _ := r.allow(t, batch...); d.Allowed || d.Statuses[1].Remaining != 2 {
+		t.Fatalf("the store's refusal: %+v", d)
+	}
+	batch[1].Cost = 3 // more than the 2 the store said per-day holds
+	batch = append(batch, sluice.Check{Key: "k", Limit: sluice.PerMinute(60), Cost: 1})
+	d, asked := r.allow(t, batch...)
+	if asked {
+		t.Fatal("the store was asked")
+	}
+	undecided := sluice.Status{Allowed: true, Undecided: true}
+	if d.Allowed || d.Statuses[0].Undecided || d.Statuses[1] != undecided || d.Statuses[2] != undecided {
+		t.Errorf("statuses %+v, want per-second refused, the others %+v", d.Statuses, undecided)
+	}
+	if d.Limit != perSecond {
+		t.Errorf("the decision's limit is %v, want per-second", d.Limit)
+	}
+}
+
 // The figures of checks beside a refusal are kept only for a refusal the
 // cache remembers: a call refused for a cost above Burst, which the store
 // answers each time, leaves nothing behind.

@@ -121,12 +121,14 @@ type Stats struct {
 // refusal the store gave (a per-day quota beside a per-second limit that
 // refused) is remembered with the refusal, and reported Allowed with the
 // figures the store gave of it, counted as the remembered check's
-// Remaining and ResetAfter are, as long as they cover its cost. The other
-// checks were not evaluated and their state is unknown: they are reported
-// Allowed (as far as anyone knows they did not refuse the call) with
-// Remaining and ResetAfter 0. So Decision.Violated names only the
-// remembered limits and those of a cost above Burst, and the Decision's
-// limit and numbers are one of theirs.
+// Remaining and ResetAfter are, as long as they cover its cost. Such a
+// check whose figures do not cover its cost, and the checks the cache
+// knows nothing of, were not evaluated: they are reported
+// sluice.Status.Undecided, Allowed (as far as anyone knows they did not
+// refuse the call) with Remaining and ResetAfter 0, which measure nothing.
+// So Decision.Violated names only the remembered limits and those of a
+// cost above Burst, and the Decision's limit and numbers are one of
+// theirs.
 //
 // Capacity that comes back other than with time must be reported: call
 // Invalidate(key) after a refund, and Reset after a configuration change.

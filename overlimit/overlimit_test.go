@@ -186,7 +186,7 @@ func TestOverLimitCache(t *testing.T) {
 // The statuses of a call refused by the cache: the remembered check's are
 // exact, and so are those the store gave of a check beside it (999 of the
 // day left, full at midnight); a check the cache knows nothing of was not
-// evaluated and says so as plainly as a Status can.
+// evaluated and says so: Undecided.
 func TestOverLimitCacheRefusedBatchStatuses(t *testing.T) {
 	r := newCacheRig(t, overlimit.Options{})
 	perSecond, perDay := sluice.PerSecond(1), sluice.FixedWindow(1000, 24*time.Hour)
@@ -208,7 +208,7 @@ func TestOverLimitCacheRefusedBatchStatuses(t *testing.T) {
 	want := []sluice.Status{
 		{RetryAfter: 750 * time.Millisecond, ResetAfter: 750 * time.Millisecond},
 		{Allowed: true, Remaining: 999, ResetAfter: 12*time.Hour - 250*time.Millisecond}, // the clock is at noon
-		{Allowed: true}, // not evaluated
+		{Allowed: true, Undecided: true},
 	}
 	if !slices.Equal(cached.Statuses, want) {
 		t.Errorf("statuses %+v, want %+v", cached.Statuses, want)
@@ -501,10 +501,16 @@ func TestPropertyOverLimitCacheIsExact(t *testing.T) {
 				continue
 			}
 			for i, st := range got.Statuses {
+				// A check the cache did not evaluate says so, and states
+				// no figure; one it states figures of holds its cost.
+				if st.Undecided && st != (sluice.Status{Allowed: true, Undecided: true}) ||
+					!st.Undecided && st.Allowed && st.Remaining < checks[i].Cost {
+					rt.Fatalf("check %d (%v) stated %+v by the cache", i, checks[i], st)
+				}
 				if st.Allowed {
 					// Figures stated of a check beside the refusal: a
 					// lower bound of what the store holds, which fits.
-					if w := want.Statuses[i]; !steppedBack && st != (sluice.Status{Allowed: true}) && (!w.Allowed || st.Remaining > w.Remaining) {
+					if w := want.Statuses[i]; !steppedBack && !st.Undecided && (!w.Allowed || st.Remaining > w.Remaining) {
 						rt.Fatalf("check %d (%v) stated %+v by the cache; the store says %+v", i, checks[i], st, w)
 					}
 					continue

@@ -98,7 +98,7 @@ func (s *Store) onNode(c *sluice.Check, err error) error {
 // The refusal stands whatever settling meets: a refund that fails leaves
 // its reservation in place, counted in Unrefunded, and its checks report
 // what the reservation took; a dry run that fails leaves its checks
-// unknown, reported as not refusing with nothing remaining. A refusal Redis decided is never turned into an error,
+// unknown, reported Undecided (see sluice.Status). A refusal Redis decided is never turned into an error,
 // which a failover would decide by its own rule.
 func (s *Store) settle(ctx context.Context, token string, checks []sluice.Check, keys []string,
 	done []reservation, rest [][]int, out []sluice.Status) {
@@ -118,9 +118,9 @@ func (s *Store) settle(ctx context.Context, token string, checks []sluice.Check,
 		wg.Go(func() {
 			if _, err := s.run(ctx, modeDry, "", checks, keys, idx, out); err != nil {
 				for _, i := range idx {
-					// Unread: it did not refuse the call, and nothing is
-					// known to remain.
-					out[i] = sluice.Status{Allowed: true}
+					// Unread: it did not refuse the call, and nothing
+					// measures what remains.
+					out[i] = sluice.Status{Allowed: true, Undecided: true}
 				}
 			}
 		})

@@ -244,6 +244,11 @@ func (sc *checkScratch) fill(mw *httplimit.Middleware, res *httplimit.Result) {
 		}
 	}
 	nPlan := len(res.Checks) - len(mw.Policy().Global)
+	// A limit whose status measures no use of the client's quota (no
+	// store decided it: Unavailable, Undecided; or the store had no room:
+	// NoRoom) keeps its place and shape here, its remaining and
+	// resetAfterMs the status's stand-ins (docs/api.md); the headers leave
+	// them out.
 	for i, c := range res.Checks {
 		st := d.Statuses[i]
 		ls := client.LimitStatus{Name: c.Limit.Name(), Algorithm: c.Limit.Algorithm().String(), Quantity: c.Limit.Quantity(),
