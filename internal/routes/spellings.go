@@ -335,7 +335,10 @@ func (m *Mux) lowerSpellings(r *http.Request, rp string, yield func(string) bool
 	}
 	read := func(p string) bool {
 		lr := withPath(r, p)
-		return (lp == rp || yield(m.Pattern(lr))) && (m.lower == nil || m.lowerMatches(lr, yield))
+		// A reading in lower case that no pattern matches as written
+		// yields nothing: the path as written was read for that.
+		written := m.Pattern(lr)
+		return (lp == rp || written == "" || yield(written)) && (m.lower == nil || m.lowerMatches(lr, yield))
 	}
 	if !read(lp) {
 		return false

@@ -184,6 +184,9 @@ func TestMuxSpellingsInLowerCaseYieldEverySpellingOfTheRoute(t *testing.T) {
 		{[]string{"GET /ab", "GET /A%62"}, "GET", "/AB", []string{"", "GET /A%62", "GET /ab"}},
 		{[]string{"GET /A/{x}/c", "GET /a/b/{z}"}, "GET", "/A/B/C", []string{"", "GET /A/{x}/c", "GET /a/b/{z}"}},
 		{[]string{"GET /A/{x}/c", "GET /a/B/{z}"}, "GET", "/a/b/c", []string{"", "GET /A/{x}/c", "GET /a/B/{z}"}},
+		// A path its route matches as written is no other route's in
+		// lower case: its cost, 0 for a free gRPC method, is the only one.
+		{[]string{"POST /svc.Echo/Heavy", "POST /svc.Echo/Say"}, "POST", "/svc.Echo/Heavy", []string{"POST /svc.Echo/Heavy"}},
 	} {
 		for _, order := range [][]string{c.patterns, {c.patterns[1], c.patterns[0]}} {
 			var m Mux
