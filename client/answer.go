@@ -127,10 +127,17 @@ func (h *hostState) finish(tk ticket, r response) {
 		// No quota binds, as far as the server says: on a fresh host's
 		// first answer, and on the answer of a probe sent alone after the
 		// quota's reset (a server may send the fields only when a quota is
-		// close to exhaustion). Other answers without them may come from
-		// before the quota was spent: they change nothing.
-		probed := tk.probe && !writtenOff && r.status < 400 && tk.epoch == h.epoch
-		if h.mode == modeFresh || probed {
+		// close to exhaustion). A host whose bounds are of concurrency
+		// quotas alone sends no probe (their slots come back as requests
+		// end, not at a reset): there, an admitted answer to a request sent
+		// after the last answer with fields arrived says so as well (the
+		// server no longer states them). Other answers without them may
+		// come from before the quota was spent: they change nothing.
+		current := !writtenOff && r.status < 400 && tk.epoch == h.epoch
+		probed := current && tk.probe
+		dropped := current && h.mode == modeKnown && !tk.sentAt.Before(h.last.at) &&
+			h.now.slotsOnly() && h.eventual.slotsOnly()
+		if h.mode == modeFresh || probed || dropped {
 			h.mode = modeOpen
 		}
 		return

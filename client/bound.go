@@ -53,6 +53,17 @@ type bound struct {
 	refusal bool
 }
 
+// slotsOnly reports whether the bound is of concurrency policies alone:
+// of one at least, and of none that comes back with time.
+func (b *bound) slotsOnly() bool {
+	for i := range b.n {
+		if !b.inFlight[i] {
+			return false
+		}
+	}
+	return b.n > 0
+}
+
 // grows reports whether the bound rises with time.
 func (b *bound) grows() bool {
 	for i := range b.n {

@@ -75,3 +75,33 @@ func TestABodyReadToItsEndGivesItsSlotBack(t *testing.T) {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// docs/client.md: "Hosts that send no headers are not held at all, and
+// neither is a host that stops sending them." A host bound by a
+// concurrency quota alone sends no probe (its slots come back as requests
+// end, not at a reset): an admitted answer without fields to a request
+// sent after the last answer that stated the quota opens it, as a probe's
+// answer would. One to a request sent before that answer arrived may
+// come from before the server stated the quota: it changes nothing.
+func TestAnAnswerWithoutFieldsOpensAHostBoundBySlotsAlone(t *testing.T) {
+	h := newHostState(true, 0)
+	probe := mustGrant(t, h, t0, "probe")
+	h.finish(probe, inFlight(t0, 2, 1))
+	h.end(probe)
+	a := mustGrant(t, h, t0, "first of two slots")
+	b := mustGrant(t, h, t0, "second of two slots")
+	h.finish(b, inFlight(t0.Add(time.Millisecond), 2, 0))
+	h.finish(a, response{arrived: true, at: t0.Add(2 * time.Millisecond), status: http.StatusOK})
+	if h.mode != modeKnown {
+		t.Fatalf("an answer without fields to a request sent before the last answer stating the quota: mode %d; want the quota kept (%d)", h.mode, modeKnown)
+	}
+	mustWait(t, h, t0.Add(2*time.Millisecond), t0.Add(time.Millisecond+defaultReset), "a third, both slots held")
+	h.end(a)
+	h.end(b)
+	sent := t0.Add(3 * time.Millisecond)
+	c := mustGrant(t, h, sent, "once both have ended")
+	h.finish(c, response{arrived: true, at: sent.Add(time.Millisecond), status: http.StatusOK})
+	for i := range 5 {
+		mustGrant(t, h, sent.Add(time.Millisecond), "after an answer without fields to a request sent since the last that stated the quota, request "+strconv.Itoa(i))
+	}
+}

@@ -3,9 +3,12 @@ package client
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
+	"time"
 )
 
 type hostsRoundTrip func(*http.Request) (*http.Response, error)
@@ -219,5 +222,63 @@ func TestAHostWhoseQuotaIsSpentIsForgottenAfterThoseThatHoldNothing(t *testing.T
 	}
 	if err := send("spent"); !errors.Is(err, ErrWaitTooLong) || spent != 1 {
 		t.Errorf("the tenant whose quota is spent for an hour, after %d others: %v, sent %d times; want ErrWaitTooLong, sent once", 2*maxHosts, err, spent)
+	}
+}
+
+// Transport's doc: "Only hosts with requests under way are never
+// forgotten", and a request whose body is still being read is under way
+// after RoundTrip has returned: it holds its slot of a concurrency quota
+// however long it lasts. A partition whose only slot a streaming body
+// holds is not forgotten when a job calls more partitions than the
+// Transport remembers: its next request waits for the slot
+// (ErrWaitTooLong after MaxWait), rather than going as a fresh host's
+// probe into the server's refusal while the stream is still open.
+func TestAPartitionWhoseSlotAStreamHoldsIsNotForgotten(t *testing.T) {
+	sent := 0
+	tr := &Transport{
+		Partition: func(r *http.Request) string { return r.Header.Get("X-Tenant") },
+		Retry:     RetryPolicy{MaxWait: 200 * time.Millisecond, MaxRetries: -1},
+		Base: hostsRoundTrip(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{}
+			h.Set("RateLimit-Policy", `"in-flight";q=1;qu="concurrent-requests"`)
+			h.Set("RateLimit", `"in-flight";r=0`)
+			if r.Header.Get("X-Tenant") != "streaming" {
+				return &http.Response{StatusCode: http.StatusOK, Header: h, Body: http.NoBody, Request: r}, nil
+			}
+			sent++
+			status := http.StatusOK
+			if sent > 1 {
+				status = http.StatusTooManyRequests // the stream still holds the one slot
+				h.Set("Retry-After", "1")
+			}
+			return &http.Response{StatusCode: status, Header: h, ContentLength: -1,
+				Body: io.NopCloser(strings.NewReader("an event stream that goes on")), Request: r}, nil
+		}),
+	}
+	send := func(tenant string) (*http.Response, error) {
+		req, _ := http.NewRequest(http.MethodGet, "http://api.example/", nil)
+		req.Header.Set("X-Tenant", tenant)
+		return tr.RoundTrip(req)
+	}
+	stream, err := send("streaming")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close() // never read to its end while the test runs
+	for i := range 2 * maxHosts {
+		resp, err := send(fmt.Sprint("t", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	resp, err := send("streaming")
+	status := 0
+	if err == nil {
+		status = resp.StatusCode
+		resp.Body.Close()
+	}
+	if sent != 1 || !errors.Is(err, ErrWaitTooLong) {
+		t.Errorf("a request of the partition whose one slot a stream still holds, after %d other partitions: %d sends in all (status %d, %v); want it held for the slot (ErrWaitTooLong after MaxWait), not sent into the refusal", 2*maxHosts, sent, status, err)
 	}
 }

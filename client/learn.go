@@ -416,6 +416,16 @@ func (h *hostState) holds(now time.Time) bool {
 	return false
 }
 
+// underWay reports whether requests of the host are under way, as far as
+// it counts their ends (a host that learns): sent and neither ended
+// (their answer read to its end or closed when it had nothing to read, a
+// call done) nor lost (failed, written off, cut short). A response's body
+// still open, however long after its answer arrived, keeps its request
+// under way, and its slot of a concurrency quota held. h.mu is held.
+func (h *hostState) underWay() bool {
+	return h.learn && h.sent > algo.AddSat(h.ended, h.unsure())
+}
+
 // stalledAt returns when the attempts in flight will have gone unanswered
 // for h.stall (when they are written off), or the zero time when none is
 // in flight.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,5 +106,47 @@ func TestATransportNeverHoldsARequestBeyondMaxWaitAcrossTwoHolds(t *testing.T) {
 			t.Errorf("%s: a request whose holds end 2 s from now, 1.5 s allowed: held %v, %v; want ErrWaitTooLong at once",
 				c.name, held.Round(time.Millisecond), err)
 		}
+	}
+}
+
+// RetryPolicy.MaxWait: "the longest the Transport waits on its own for one
+// request". A request paced 800 ms by its Gate, then refused with
+// Retry-After: 1, has 200 ms of a MaxWait of 1 s left: the retry's wait
+// of a second is not begun, and the 429 is returned at once, not after
+// 1.8 s in all.
+func TestAGateWaitCountsInMaxWaitBeforeARetry(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	}))
+	defer srv.Close()
+	const maxWait = time.Second
+	var gated atomic.Int64
+	gate := client.GateFunc(func(ctx context.Context, _ int64) error {
+		if gated.Add(1) > 1 {
+			return nil
+		}
+		select {
+		case <-time.After(800 * time.Millisecond):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	hc := &http.Client{Transport: &client.Transport{Base: base, Gate: gate, Retry: client.RetryPolicy{MaxWait: maxWait}}}
+	start := time.Now()
+	resp, err := hc.Get(srv.URL)
+	elapsed := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || elapsed > maxWait {
+		t.Errorf("a request paced 800 ms by its Gate, then refused with Retry-After: 1, MaxWait %v: %d after %v; want the 429 at once, within MaxWait", maxWait, resp.StatusCode, elapsed.Round(time.Millisecond))
 	}
 }

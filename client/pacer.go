@@ -98,12 +98,27 @@ func (s Send) Done(a Answer) {
 }
 
 // End records that the call has ended, after a Done whose answer was
-// Streaming: a slot of a concurrency quota it held is back. The end of a
-// call is recorded once: End after a Done that recorded it, or a second
-// End, does nothing, as does End on the zero Send.
+// Streaming: the server is done with it (a stream read to its end, or
+// ended by the server's status), and a slot of a concurrency quota it
+// held is back. The end of a call is recorded once: End or Cut after a
+// Done that recorded it, or after an End or a Cut, does nothing, as do
+// End and Cut on the zero Send.
 func (s Send) End() {
 	if s.h != nil && s.ended.CompareAndSwap(false, true) {
 		s.h.end(s.tk)
+	}
+}
+
+// Cut records that the caller ended the call before the server was done
+// with it, after a Done whose answer was Streaming: a stream cancelled,
+// past its deadline, or broken on the client's side. The server may
+// serve it still, and hold its slot of a concurrency quota until its
+// handler returns, or may have given it back already: the slot is
+// thought held until a call sent alone after the quota's reset learns
+// the quota anew. The call's end is recorded once, as End says.
+func (s Send) Cut() {
+	if s.h != nil && s.ended.CompareAndSwap(false, true) {
+		s.h.cutShort(s.tk)
 	}
 }
 
@@ -126,7 +141,7 @@ type Answer struct {
 	RetryAfter time.Duration
 	// Streaming means the call goes on after this answer (a stream whose
 	// header came with its first message): a slot of a concurrency quota
-	// is held until Send.End.
+	// is held until Send.End, or until a probe after Send.Cut.
 	Streaming bool
 	// At is when the answer arrived; the zero time means now.
 	At time.Time

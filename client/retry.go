@@ -33,8 +33,8 @@ const (
 // answered 429 Too Many Requests or 503 Service Unavailable. The zero value
 // is the recommended policy: up to 3 retries of idempotent requests, waits
 // from the server's headers or else exponential backoff with full jitter
-// from 100ms to 10s, no single wait longer than a minute, and a retry
-// budget of 10 retries plus one per ten requests.
+// from 100ms to 10s, no request held longer than a minute by its waits
+// in all, and a retry budget of 10 retries plus one per ten requests.
 //
 // The wait before a retry is what the server said when it said anything:
 // Retry-After, which takes precedence over the RateLimit fields, or
@@ -61,11 +61,13 @@ type RetryPolicy struct {
 	// the BackoffBase set is raised to it.
 	BackoffBase, BackoffCap time.Duration
 	// MaxWait is the longest the Transport waits on its own for one
-	// request: a retry that would have to wait longer is not made (the 429
-	// or 503 is returned as it came), and a request that would be held
-	// longer for a spent quota fails with ErrWaitTooLong. 0 means
-	// DefaultMaxWait; a negative value means no bound (only the request's
-	// context limits the wait).
+	// request, its waits counted together (the Gate's, the holds', a
+	// slot's, and those before its retries): a retry that would have to
+	// wait longer is not made (the 429 or 503 is returned as it came), and
+	// a request that would be held longer for a spent quota fails with
+	// ErrWaitTooLong (Retries.Next, outside a Transport, bounds each wait
+	// by it alone). 0 means DefaultMaxWait; a negative value means no
+	// bound (only the request's context limits the wait).
 	MaxWait time.Duration
 	// BudgetRatio and BudgetFloor bound retries across all requests of the
 	// Transport, so that a failing server is not hammered by retries: every

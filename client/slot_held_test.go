@@ -179,3 +179,34 @@ func TestALostCallsSlotIsLearnedByAProbe(t *testing.T) {
 	}
 	next.Done(client.Answer{Header: header})
 }
+
+// A call the caller ended before the server was done with it (Send.Cut: a
+// stream cancelled) may hold its slot at the server until the handler
+// returns: unlike an End, it does not give the slot back at once, and
+// unlike a stream still open, it does not hold it for good. The next call
+// goes as a probe after the quota's reset (1 s, as a concurrency answer
+// states none); an End after the Cut changes nothing.
+func TestACutCallsSlotIsLearnedByAProbe(t *testing.T) {
+	p := client.NewPacer("s", time.Minute)
+	header := http.Header{}
+	header.Set("RateLimit-Policy", `"c";q=1;qu="concurrent-requests"`)
+	header.Set("RateLimit", `"c";r=0`)
+	stream, err := p.Wait(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream.Done(client.Answer{Header: header, Streaming: true}) // holds the only slot
+	stream.Cut()
+	stream.End() // the call's end was recorded by the Cut
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	start := time.Now()
+	next, err := p.Wait(ctx, 1)
+	elapsed := time.Since(start)
+	if err != nil || elapsed < 800*time.Millisecond {
+		t.Fatalf("the call after a cut one: %v after %v; want it sent as a probe after about a second",
+			err, elapsed.Round(time.Millisecond))
+	}
+	next.Done(client.Answer{Header: header})
+}

@@ -29,7 +29,9 @@ import (
 // few are idle, the least recently used of those that hold are forgotten
 // too (their hold with them), so that hosts that each ask for a long wait
 // cannot make a Transport remember them all. Only hosts with requests
-// under way are never forgotten.
+// under way are never forgotten: a request is under way until its
+// response's body is read to its end or closed (an upgraded connection
+// closed), after RoundTrip has returned too.
 const maxHosts = 1024
 
 // maxDrain is the most of a throttled response's body read before a retry,
@@ -140,8 +142,9 @@ const drainGrace = 100 * time.Millisecond
 // begun (RoundTrip returns an error wrapping ErrWaitTooLong, or the
 // throttled response itself when it was a retry's wait), and one whose end
 // is not known (for a concurrency quota's slot) fails with ErrWaitTooLong
-// once it has lasted Retry.MaxWait, counted with the Gate's wait and the
-// holds before it, or the retry's wait after which it comes.
+// once it has lasted Retry.MaxWait. Every wait of one request counts
+// toward Retry.MaxWait: the holds, the Gate's and a slot's before each
+// attempt, and the waits before its retries.
 //
 // The zero Transport is usable: http.DefaultTransport, no Gate, cost 1 per
 // request, learning on, the default RetryPolicy. Set its fields before the
@@ -361,7 +364,8 @@ func (t *Transport) unhold(h *hostState) {
 // whose requests is under way, holding nothing they learned: see
 // hostState.holds), then, if too many remain, the least recently used of
 // those that hold, until at most half of maxHosts remain or only hosts
-// with requests under way do; t.mu is held.
+// with requests under way do (in RoundTrip, or whose response's body is
+// still open: see hostState.underWay); t.mu is held.
 func (t *Transport) forgetIdle() {
 	type idleHost struct {
 		name string
@@ -375,7 +379,9 @@ func (t *Transport) forgetIdle() {
 			continue
 		}
 		h.mu.Lock()
-		idle = append(idle, idleHost{k, h.holds(now), h.lastUsed})
+		if !h.underWay() {
+			idle = append(idle, idleHost{k, h.holds(now), h.lastUsed})
+		}
 		h.mu.Unlock()
 	}
 	slices.SortFunc(idle, func(a, b idleHost) int {
@@ -416,9 +422,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	retryable := (t.policy.RetryNonIdempotent || idempotent(req)) && rewindable(req)
 
 	send := req
-	// left is what is left of Retry.MaxWait for the next attempt's wait to
-	// be admitted: a retry's is what its sleep left (no bound stays none).
+	// left is what is left of Retry.MaxWait for the request's next wait:
+	// every wait of the request counts, the holds, the Gate's and a slot's
+	// before each attempt and the sleeps before retries (no bound stays
+	// none).
 	left := t.policy.MaxWait
+	spend := func(d time.Duration) {
+		if t.policy.MaxWait < maxHint {
+			left -= d
+		}
+	}
 	for retry := 0; ; retry++ {
 		if retry > 0 {
 			var err error
@@ -426,7 +439,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, fmt.Errorf("client: rewinding the body for a retry: %w", err)
 			}
 		}
-		tk, release, err := t.admit(send, h, cost, left)
+		tk, release, waited, err := t.admit(send, h, cost, left)
+		spend(waited)
 		if err != nil {
 			closeBody(send)
 			return nil, err
@@ -436,6 +450,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		t.stats.attempts.Add(1)
 		resp, err := t.base().RoundTrip(send)
+		// Whether the answer's body has nothing to read is decided on the
+		// body Base returned, before a Gate's release wraps it.
+		empty := err == nil && emptyBody(send, resp)
 		if release != nil {
 			if err != nil {
 				release()
@@ -469,7 +486,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		default:
 			// An answer with no body, or a refusal's, which held no slot,
 			// has ended once it is closed, read or not.
-			over := resp.Body == http.NoBody || resp.ContentLength == 0 || throttled(r.status)
+			over := empty || throttled(r.status)
 			resp.Body = &endingBody{ReadCloser: resp.Body, h: h, tk: tk, over: over}
 		}
 		if !throttled(r.status) {
@@ -485,6 +502,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// it is not made when that passes MaxWait or the deadline, and a
 		// Gate is not spent before the hold is over.
 		wait, hold := retryWait(h, tk, r, contentLength(send))
+		// The request's waits so far count: a retry whose wait would pass
+		// what they left of MaxWait is not made.
+		if t.policy.MaxWait < maxHint && max(wait, hold) > left {
+			return resp, nil
+		}
 		if wait, err = t.retries.Next(ctx, retry, max(wait, hold), true); err != nil {
 			// Waiting cannot help within the bounds: let the caller see why.
 			if errors.Is(err, errUnbudgeted) {
@@ -502,9 +524,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		err = sleepDraining(ctx, wait, resp.Body)
 		slept := time.Since(start)
 		t.stats.waited.Add(int64(slept))
-		if t.policy.MaxWait < maxHint {
-			left = t.policy.MaxWait - slept
-		}
+		spend(slept)
 		if err != nil {
 			return nil, err
 		}
@@ -535,10 +555,10 @@ func retryWait(h *hostState, tk ticket, r response, bytes int64) (wait, hold tim
 }
 
 // admit waits for the host's learned hold, the Gate and the host's quota,
-// maxWait at most in all, and returns the granted send and the function
-// that gives back what the Gate holds for it (a LeaseGate's slots; nil for
-// other Gates).
-func (t *Transport) admit(req *http.Request, h *hostState, cost int64, maxWait time.Duration) (tk ticket, release func(), err error) {
+// maxWait at most in all, and returns the granted send, the function that
+// gives back what the Gate holds for it (a LeaseGate's slots; nil for
+// other Gates), and how long it waited in all, granted or not.
+func (t *Transport) admit(req *http.Request, h *hostState, cost int64, maxWait time.Duration) (tk ticket, release func(), spent time.Duration, err error) {
 	ctx := req.Context()
 	var waited, gated time.Duration
 	defer func() {
@@ -554,10 +574,10 @@ func (t *Transport) admit(req *http.Request, h *hostState, cost int64, maxWait t
 		// Wait out a hold before spending at the Gate, so that a slot is not
 		// spent on a request that cannot go.
 		if err := h.waitHold(ctx, req.URL.Host, cost, contentLength(req), maxWait, &waited); err != nil {
-			return ticket{}, release, err
+			return ticket{}, release, waited, err
 		}
 		if err := h.hopeless(ctx, req.URL.Host, cost, contentLength(req), maxWait-waited); err != nil {
-			return ticket{}, release, err
+			return ticket{}, release, waited, err
 		}
 		start := time.Now()
 		// The Gate's wait is the Transport's own too: bounded by what is
@@ -581,12 +601,21 @@ func (t *Transport) admit(req *http.Request, h *hostState, cost int64, maxWait t
 		gated = time.Since(start)
 		t.stats.waited.Add(int64(gated))
 		if err != nil && !(t.FailOpen && errors.Is(err, sluice.ErrStoreUnavailable) && ctx.Err() == nil) {
-			return ticket{}, release, err
+			return ticket{}, release, waited + gated, err
 		}
 	}
 	tk, w, err := h.acquireWith(ctx, req.URL.Host, cost, contentLength(req), maxWait-waited-gated)
 	waited += w
-	return tk, release, err
+	return tk, release, waited + gated, err
+}
+
+// emptyBody reports whether resp, the answer to req, has a body with
+// nothing to read, whatever its Content-Length says: http.NoBody, a
+// Content-Length of 0, the answer to a HEAD, a 204 No Content or a 304
+// Not Modified.
+func emptyBody(req *http.Request, resp *http.Response) bool {
+	return resp.Body == http.NoBody || resp.ContentLength == 0 || req.Method == http.MethodHead ||
+		resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified
 }
 
 // releasingBody calls release when it is closed, once however often it

@@ -150,7 +150,7 @@ func (p *Pacer) StreamInterceptor() grpc.StreamClientInterceptor {
 			late.Done(client.Answer{Failed: true})
 			return nil, err
 		}
-		s := &pacedStream{ClientStream: cs, send: send, late: late, serverStreams: desc.ServerStreams}
+		s := &pacedStream{ClientStream: cs, ctx: ctx, send: send, late: late, serverStreams: desc.ServerStreams}
 		s.stop = context.AfterFunc(ctx, func() {
 			s.end(client.Answer{Failed: true}) // the stream is abandoned: counted or not
 		})
@@ -170,20 +170,27 @@ func (p *Pacer) StreamInterceptor() grpc.StreamClientInterceptor {
 // sends one message (client streaming), its header and trailers are then
 // known; when SendMsg fails on the client's side; when the call's context
 // is done, read to its end or not. A stream whose header finished its
-// Send ends it (Send.End) when it ends, in any of these ways: a slot of a
-// concurrency quota is held while it lasts, when the header carried
-// RateLimit fields; and when it ends in a refusal, the refusal is its late
-// Send's answer (see ended).
+// Send ends it when it ends, in any of these ways: a slot of a concurrency
+// quota is held while it lasts, when the header carried RateLimit fields;
+// and when it ends in a refusal, the refusal is its late Send's answer
+// (see ended). Ended by the server (read to its end, its status
+// received), the slot is back (Send.End); ended on the client's side (its
+// context done, SendMsg failed, CANCELLED, DEADLINE_EXCEEDED or
+// UNAVAILABLE without a quota detail: see cutShort), the server may serve
+// it still, until its handler returns, and the slot is held until a probe
+// after the quota's reset (Send.Cut).
 type pacedStream struct {
 	grpc.ClientStream
+	// ctx is the call's context.
+	ctx           context.Context
 	serverStreams bool
 	// headerRead: RecvMsg has had a message, so the header was read.
 	headerRead bool
 	once       sync.Once
 	send       client.Send
 	// streaming: the header finished the Send while the stream went on
-	// (see admitted), so its end is the Send's End; set in once, read
-	// after it.
+	// (see admitted), so its end is the Send's End or Cut; set in once,
+	// read after it.
 	streaming bool
 	// late, a Send of no cost taken with send on a stream whose server
 	// streams (the zero Send otherwise), is finished when the stream ends,
@@ -195,24 +202,26 @@ type pacedStream struct {
 	stop func() bool
 }
 
-// end finishes the stream's Sends with a, once, or ends the Send its
-// header finished (see admitted).
+// end finishes the stream's Sends with a, once, or cuts the Send its
+// header finished (see admitted): the client ended the stream, its
+// context done or SendMsg failed, and the server may serve it still.
 func (s *pacedStream) end(a client.Answer) {
 	s.once.Do(func() { s.send.Done(a) })
 	s.lateOnce.Do(func() { s.late.Done(client.Answer{Failed: true}) })
 	if s.streaming {
-		s.send.End()
+		s.send.Cut()
 	}
 }
 
 // ended finishes the stream's Send with its answer, err (nil or io.EOF:
 // success), and its metadata (the header's RateLimit fields when it has
 // some, else the header's and the trailers'), or ends the Send its header
-// finished (see admitted), and stops watching its context. When the
-// header finished the Send, an end in a refusal (RESOURCE_EXHAUSTED or
-// UNAVAILABLE with a quota detail: the service's own, after the server's
-// answer) is the answer of the late Send, so that it holds the calls
-// that follow as any refusal does.
+// finished (see admitted), or cuts it when err may have ended the stream
+// before its handler returned (see cutShort), and stops watching its
+// context. When the header finished the Send, an end in a refusal
+// (RESOURCE_EXHAUSTED or UNAVAILABLE with a quota detail: the service's
+// own, after the server's answer) is the answer of the late Send, so that
+// it holds the calls that follow as any refusal does.
 func (s *pacedStream) ended(err error) {
 	s.stop()
 	if err == io.EOF {
@@ -240,18 +249,47 @@ func (s *pacedStream) ended(err error) {
 		}
 		s.late.Done(a)
 	})
-	if s.streaming {
+	switch {
+	case !s.streaming:
+	case s.cutShort(err):
+		s.send.Cut()
+	default:
 		s.send.End()
 	}
+}
+
+// cutShort reports whether err, which ended the stream after the server's
+// answer, may have ended it on the client's side, before the server's
+// handler returned: the call's context is done, or err is CANCELLED,
+// DEADLINE_EXCEEDED, or UNAVAILABLE without a quota detail (a connection
+// broken), the codes grpc-go gives a stream that its caller or its
+// connection ended. A status the server ended the stream with otherwise
+// came after its handler returned.
+func (s *pacedStream) cutShort(err error) bool {
+	if err == nil {
+		return false
+	}
+	if s.ctx.Err() != nil {
+		return true
+	}
+	switch status.Code(err) {
+	case codes.Canceled, codes.DeadlineExceeded:
+		return true
+	case codes.Unavailable:
+		return !answer(err, nil, nil).Unavailable
+	}
+	return false
 }
 
 // admitted finishes the stream's Send with its header, read by now with
 // its first message: the server's answer, as a unary call's is. With
 // RateLimit fields (a Server's admitted stream), the stream is an admitted
-// call that holds its slot of a concurrency quota until it ends (however
-// it comes, its context's included: the Send's End); without them, the
-// server does not limit it, and it holds none. Either way the stream goes
-// on, and a refusal that ends it is its late Send's answer (see ended).
+// call that holds its slot of a concurrency quota until it ends: until
+// the Send's End when the server ends it, or a probe after the Send's Cut
+// when the client does (its context done: the server's handler may run
+// on until it sees the cancellation); without them, the server does not
+// limit it, and it holds none. Either way the stream goes on, and a
+// refusal that ends it is its late Send's answer (see ended).
 func (s *pacedStream) admitted() {
 	h, err := s.Header()
 	if err != nil {
