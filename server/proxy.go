@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,10 +100,9 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 			h1.TLSClientConfig = tlsConfig.Clone()
 		}
 		h1.TLSClientConfig.NextProtos = []string{"http/1.1"}
-		h2Alone := h1.TLSClientConfig.Clone()
-		h2Alone.NextProtos = []string{"h2"}
-		rt = upgradesOverHTTP1{rt: transport, h1: h1,
-			dial: h1.DialContext, h2Alone: h2Alone, handshakeTimeout: h1.TLSHandshakeTimeout}
+		h1.DialTLSContext = http1Dialer{dial: h1.DialContext, tls: h1.TLSClientConfig,
+			handshakeTimeout: h1.TLSHandshakeTimeout}.dialTLS
+		rt = upgradesOverHTTP1{rt: transport, h1: h1}
 		closeIdle = func() {
 			transport.CloseIdleConnections()
 			h1.CloseIdleConnections()
@@ -205,6 +205,14 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 					"The upstream service speaks HTTP/2, which carries no Upgrade, and did not answer a request switching protocols over HTTP/1.1. Send the request without Upgrade.")
 				return
 			}
+			if errors.Is(err, errMaybeNotHTTP1) {
+				// Asked in a protocol it may not speak, at the client's
+				// choice: not counted as the upstream's outcome.
+				markUnsent(w)
+				writeJSONProblem(w, http.StatusBadGateway, "Bad Gateway",
+					"The upstream service closed the connection of a request switching protocols over HTTP/1.1 without answering; it may speak only HTTP/2, which carries no Upgrade. The request may have been acted on: it was not sent again. Send it without Upgrade.")
+				return
+			}
 			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 				writeJSONProblem(w, http.StatusGatewayTimeout, "Gateway Timeout",
 					"The upstream service did not answer in time; the request was admitted and counted. Retry later.")
@@ -245,41 +253,43 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 // upgradesOverHTTP1 is the transport to an https upstream: a request
 // switching protocols (one with an Upgrade field: httputil.ReverseProxy
 // forwards the field only then) goes over h1, a transport speaking
-// HTTP/1.1 alone (ALPN offering http/1.1, or nothing for a WebSocket's),
-// the others over rt. HTTP/2 has no Upgrade (RFC 9113 §8.2.2), and
-// net/http's HTTP/2 transport refuses such a request unsent; net/http
-// keeps a WebSocket's on HTTP/1.1 itself, but not another protocol's,
-// which an upstream negotiating h2 would never be asked. Over HTTP/1.1
-// the upstream switches, or answers the request ignoring the Upgrade
-// (RFC 9110 §7.8), as an http:// upstream does.
+// HTTP/1.1 alone whose connections offer http/1.1 by ALPN (see
+// http1Dialer), the others over rt. HTTP/2 has no Upgrade (RFC 9113
+// §8.2.2), and net/http's HTTP/2 transport refuses such a request unsent;
+// net/http keeps a WebSocket's on HTTP/1.1 itself, but not another
+// protocol's, which an upstream negotiating h2 would never be asked. Over
+// HTTP/1.1 the upstream switches, or answers the request ignoring the
+// Upgrade (RFC 9110 §7.8), as an http:// upstream does.
 //
-// An upstream that does not speak HTTP/1.1 (a gRPC server, which accepts
-// h2 alone) refuses the TLS handshake (alert no_application_protocol), or
-// completes it without confirming http/1.1 by ALPN and then fails the
-// request unanswered. A proxy must not retry a non-idempotent request
-// (RFC 9110 §9.2.2): the request is sent again after the alert, which
-// comes before anything is sent; after a failure on a new connection that
-// did not confirm http/1.1, only when the upstream negotiates h2 on a
-// handshake of the proxy's offering h2 alone (see speaksHTTP2), evidence
-// that it speaks HTTP/2 and took the attempt for no request of its
-// protocol, or, failing that, when the request is replayable as net/http
-// judges it (see replayable). It goes over rt without its Connection and Upgrade fields, as
-// to an h2c upstream, and the upstream's answer is the request's. A
-// request with a body, which the attempt may have read, is not sent
-// again: after the alert or with h2 negotiated its error wraps
+// A proxy must not retry a non-idempotent request (RFC 9110 §9.2.2): a
+// request the attempt failed is sent again only on evidence from the
+// attempt's own connection that the upstream did not act on it, whatever
+// another connection to it would speak. Such evidence is the upstream's
+// TLS alert refusing http/1.1 (no_application_protocol, RFC 7301 §3.2),
+// which ends the handshake before anything is sent, or an HTTP/2 frame a
+// server sends before any request as the first bytes it sent on a new
+// connection (see http1Conn.answersInHTTP2): it took the request for a
+// malformed preface of its protocol. A request without a body is then
+// sent over rt without its Connection and Upgrade fields, as to an h2c
+// upstream, and the upstream's answer is the request's; one with a body,
+// which the attempt may have read, is not sent again: its error wraps
 // errNotHTTP1, a 502 logged but not counted by the degradation monitor.
-// Every other failure is the upstream's own: one that confirmed
-// http/1.1, answered on the connection before, or speaks no h2 (an
-// HTTP/1.1 server negotiating nothing by ALPN, as Node's https module
-// does), a timeout, a dial failing before TLS.
-//
-// dial, h2Alone (the TLS configuration offering h2 alone) and
-// handshakeTimeout are speaksHTTP2's.
+// A request without a body that is replayable as net/http judges it (see
+// replayable) is sent again as well after a failure other than a timeout
+// on a new connection on which the upstream did not confirm http/1.1 by
+// ALPN. Another request failed on such a connection that the upstream
+// closed without a byte is not sent again: an HTTP/1.1 server without
+// ALPN failing a request it acted on does that, and so does grpc-go
+// ending a connection that negotiated no protocol. Its error wraps
+// errMaybeNotHTTP1, a 502 logged but not counted: the request was sent
+// in a protocol the upstream may not speak, at its client's choice, and
+// a client within its limits must not raise the degradation level by
+// asking a gRPC upstream to switch protocols. Every other failure is the
+// upstream's own: one on a connection that confirmed http/1.1, or on
+// which the upstream answered; a timeout; a failure of the dial before
+// TLS.
 type upgradesOverHTTP1 struct {
-	rt, h1           http.RoundTripper
-	dial             func(ctx context.Context, network, addr string) (net.Conn, error)
-	h2Alone          *tls.Config
-	handshakeTimeout time.Duration
+	rt, h1 http.RoundTripper
 }
 
 func (t upgradesOverHTTP1) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -292,55 +302,25 @@ func (t upgradesOverHTTP1) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err == nil || r.Context().Err() != nil {
 		return resp, err
 	}
-	bodyless := r.Body == nil || r.Body == http.NoBody
-	if !refusedHTTP1(err) {
-		if !a.unconfirmed {
-			return nil, err
-		}
-		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
-			return nil, err
-		}
-		if !(bodyless && replayable(r)) && !t.speaksHTTP2(r.Context(), r.URL) {
-			return nil, err
-		}
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		return nil, err
 	}
-	if !bodyless {
-		return nil, fmt.Errorf("%w: %w", errNotHTTP1, err)
+	bodyless := r.Body == nil || r.Body == http.NoBody
+	switch {
+	case refusedHTTP1(err) || a.answeredInHTTP2():
+		if !bodyless {
+			return nil, fmt.Errorf("%w: %w", errNotHTTP1, err)
+		}
+	case a.unconfirmed && bodyless && replayable(r):
+	case a.unconfirmed && a.conn != nil && a.conn.silent():
+		return nil, fmt.Errorf("%w: %w", errMaybeNotHTTP1, err)
+	default:
+		return nil, err
 	}
 	r = r.Clone(r.Context())
 	r.Header.Del("Connection")
 	r.Header.Del("Upgrade")
 	return t.rt.RoundTrip(r)
-}
-
-// speaksHTTP2 reports whether the upstream u names negotiates h2 when
-// offered it alone by ALPN, on a TLS handshake of its own within
-// handshakeTimeout, the connection closed once the handshake is done
-// (nothing is sent on it). It dials the upstream itself, not through a
-// proxy the transport may use (HTTPS_PROXY); a dial or handshake failing
-// is no evidence: it reports false.
-func (t upgradesOverHTTP1) speaksHTTP2(ctx context.Context, u *url.URL) bool {
-	if t.handshakeTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, t.handshakeTimeout)
-		defer cancel()
-	}
-	port := u.Port()
-	if port == "" {
-		port = "443"
-	}
-	raw, err := t.dial(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
-	if err != nil {
-		return false
-	}
-	defer raw.Close()
-	cfg := t.h2Alone
-	if cfg.ServerName == "" {
-		cfg = cfg.Clone()
-		cfg.ServerName = u.Hostname()
-	}
-	c := tls.Client(raw, cfg)
-	return c.HandshakeContext(ctx) == nil && c.ConnectionState().NegotiatedProtocol == "h2"
 }
 
 // replayable reports whether r, a request without a body, may be sent
@@ -361,21 +341,152 @@ func replayable(r *http.Request) bool {
 }
 
 // errNotHTTP1 is the error of a request switching protocols, with a body,
-// that an https upstream speaking HTTP/2 failed unanswered over HTTP/1.1
+// that an https upstream refused on the HTTP/1.1 attempt's own connection
 // (see upgradesOverHTTP1): no outcome of the upstream's.
 var errNotHTTP1 = errors.New("the upstream speaks HTTP/2 and did not answer over HTTP/1.1")
 
+// errMaybeNotHTTP1 is the error of a request switching protocols that an
+// https upstream, negotiating no protocol by ALPN, failed on a new
+// connection without sending a byte, and that was not sent again (see
+// upgradesOverHTTP1): the upstream may speak no HTTP/1.1, and the failure
+// is not counted as its outcome.
+var errMaybeNotHTTP1 = errors.New("the upstream negotiated no protocol by ALPN and closed the connection without a byte: it may speak no HTTP/1.1")
+
+// http1Dialer makes the TLS connections of upgradesOverHTTP1's h1
+// transport as net/http's transport would, with dial: the TLS
+// configuration tls (offering http/1.1 by ALPN) with ServerName set to the
+// host dialled when tls sets none, the handshake bounded by
+// handshakeTimeout when positive. net/http calls it for the upstream, or
+// for an HTTPS proxy (HTTPS_PROXY), through which it then adds the TLS to
+// the upstream itself, as it does through any other proxy.
+type http1Dialer struct {
+	dial             func(ctx context.Context, network, addr string) (net.Conn, error)
+	tls              *tls.Config
+	handshakeTimeout time.Duration
+}
+
+// dialTLS returns a connection to addr past its TLS handshake, as an
+// *http1Conn.
+func (d http1Dialer) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	dial := d.dial
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	raw, err := dial(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	cfg := d.tls
+	if cfg.ServerName == "" {
+		cfg = cfg.Clone()
+		cfg.ServerName = host
+	}
+	hctx := ctx
+	if d.handshakeTimeout > 0 {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeout(ctx, d.handshakeTimeout)
+		defer cancel()
+	}
+	c := tls.Client(raw, cfg)
+	if err := c.HandshakeContext(hctx); err != nil {
+		raw.Close()
+		return nil, err
+	}
+	return &http1Conn{Conn: c}, nil
+}
+
+// http1Conn is a connection of upgradesOverHTTP1's h1 transport: it keeps
+// the first bytes the upstream sends on it. Read is the transport's;
+// answersInHTTP2 may be called from any goroutine.
+type http1Conn struct {
+	*tls.Conn
+	full  atomic.Bool // first holds all it keeps
+	mu    sync.Mutex
+	first [http2FrameHeaderLen]byte
+	n     int
+}
+
+// http2FrameHeaderLen is the length of an HTTP/2 frame's header (RFC 9113
+// §4.1).
+const http2FrameHeaderLen = 9
+
+func (c *http1Conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.full.Load() {
+		c.mu.Lock()
+		c.n += copy(c.first[c.n:], p[:n])
+		c.full.Store(c.n == len(c.first))
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+// silent reports whether nothing was read from c.
+func (c *http1Conn) silent() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n == 0
+}
+
+// answersInHTTP2 reports whether the first bytes read from c are the
+// header of a frame on stream 0 that an HTTP/2 server sends before any
+// request: SETTINGS, not an acknowledgment, its connection preface (RFC
+// 9113 §3.4), or GOAWAY. Such a server took what it got for a malformed
+// client preface, a connection error, and acted on no request of it. An
+// HTTP/1.1 answer begins with "HTTP/".
+func (c *http1Conn) answersInHTTP2() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.first
+	if c.n < len(h) || binary.BigEndian.Uint32(h[5:])&(1<<31-1) != 0 {
+		return false
+	}
+	length := uint32(h[0])<<16 | uint32(h[1])<<8 | uint32(h[2])
+	const typeSettings, typeGoAway, flagAck = 0x4, 0x7, 0x1
+	switch h[3] {
+	case typeSettings:
+		return h[4]&flagAck == 0 && length%6 == 0
+	case typeGoAway:
+		return length >= 8
+	}
+	return false
+}
+
 // http1Attempt follows a request sent over HTTP/1.1 to an https upstream:
-// unconfirmed is set when the transport got a new connection on which the
-// upstream did not confirm http/1.1 by ALPN. The transport calls gotConn
-// on the goroutine of its RoundTrip.
+// conn is the new connection the transport got for it (nil for one
+// reused, or reached through a proxy), and unconfirmed is set when
+// the upstream did not confirm http/1.1 by ALPN on a new connection. The
+// transport calls gotConn on the goroutine of its RoundTrip.
 type http1Attempt struct {
+	conn        *http1Conn
 	unconfirmed bool
 }
 
 func (a *http1Attempt) gotConn(info httptrace.GotConnInfo) {
-	tc, ok := info.Conn.(*tls.Conn)
-	a.unconfirmed = ok && !info.Reused && tc.ConnectionState().NegotiatedProtocol != "http/1.1"
+	a.conn, a.unconfirmed = nil, false
+	if info.Reused {
+		return
+	}
+	var cs tls.ConnectionState
+	switch c := info.Conn.(type) {
+	case *http1Conn:
+		a.conn, cs = c, c.ConnectionState()
+	case *tls.Conn: // through an HTTPS proxy
+		cs = c.ConnectionState()
+	default:
+		return
+	}
+	a.unconfirmed = cs.NegotiatedProtocol != "http/1.1"
+}
+
+// answeredInHTTP2 reports whether the upstream sent its HTTP/2 connection
+// preface on the attempt's new connection (see http1Conn.answersInHTTP2).
+func (a *http1Attempt) answeredInHTTP2() bool {
+	return a.conn != nil && a.conn.answersInHTTP2()
 }
 
 // refusedHTTP1 reports whether err, an attempt's failure, is the
@@ -729,7 +840,8 @@ func markOwn(w http.ResponseWriter) {
 // markUnsent marks the answer w is about to write as sluice's own to a
 // request the proxy refused without sending it (an Upgrade that is not
 // printable ASCII, a header list larger than an HTTP/2 upstream accepts),
-// or sent in a protocol the upstream does not speak (errNotHTTP1): no
+// or sent in a protocol the upstream does not speak (errNotHTTP1) or may
+// not (errMaybeNotHTTP1): no
 // outcome of the upstream's, which was not asked, or not in its protocol.
 // The monitor ends the request with status 0 (statusWriter.upstreamStatus),
 // counting neither its status nor its latency; for CORS and for a gRPC
