@@ -132,8 +132,13 @@ func (e *leaseEntry) scarce(maxUnits, share int64) bool {
 	return min(e.size, maxUnits) >= e.remainder()/share
 }
 
-// hear records the shared state's answer st, heard at now.
+// hear records the shared state's answer st, heard at now, unless st
+// measures nothing of it (Undecided, Unavailable or NoRoom: no store
+// decided the check, or its Remaining and ResetAfter tell no use).
 func (e *leaseEntry) hear(st *sluice.Status, now int64) {
+	if st.Undecided || st.Unavailable || st.NoRoom {
+		return
+	}
 	e.shared, e.heard = st.Remaining, now
 	e.reset = now + st.ResetAfter.Microseconds()
 }
