@@ -192,9 +192,10 @@ func (pb *penaltyBox) guarded(checks []sluice.Check, key string, res *Result) []
 // decision, which are then those of the request's limits alone, as
 // without a box, its deciding limit among them (see sluice.Decision).
 // When the guard found the client boxed, it makes res a refusal by the
-// box, and remembers the box (the call was sent at res.Now); otherwise it
-// forgets the box known (see boxedHere) and, with Options.StoreLeases,
-// remembers the client not boxed (see penaltyBox.unguarded).
+// box, and remembers the box (the call was sent at res.Now); when the
+// guard was not evaluated (Undecided), nothing; otherwise it forgets the
+// box known (see boxedHere) and, with Options.StoreLeases, remembers the
+// client not boxed (see penaltyBox.unguarded).
 func (m *Middleware) unguard(res *Result, n int, key string, known bool) {
 	d := &res.Decision
 	g := d.Statuses[n]
@@ -210,6 +211,12 @@ func (m *Middleware) unguard(res *Result, n int, key string, known bool) {
 			}
 		}
 		refusingLimit(res.Checks, d)
+		return
+	}
+	if g.Undecided {
+		// Not evaluated (an over-limit cache refused the call by another
+		// check): the box says nothing of the client, neither boxed nor
+		// cleared, and the call stays refused as it was.
 		return
 	}
 	if !g.Allowed || res.peeking && g.Remaining == 0 {
