@@ -33,8 +33,9 @@ const (
 // context has not ended is sent again (see unsent).
 var errMakerGaveUp = errors.New("the call that was making the connection gave up on it")
 
-// errKeptLost marks the failure of a kept connection (one made for no call
-// waiting, see connector) that was lost before Redis answered its HELLO:
+// errKeptLost marks the failure of a kept connection (one that waited
+// idle for the call it was handed to, see connector) that was lost before
+// Redis answered its HELLO:
 // closed while it waited by Redis's idle timeout, CLIENT KILL, a restart or
 // a middlebox. Nothing of a call was written on it, and each call it
 // failed whose context has not ended is sent again (see unsent), on a
@@ -97,7 +98,7 @@ type parked struct {
 	conn  net.Conn
 	took  time.Duration // its dial's
 	timer *time.Timer
-	kept  bool // no call took it when it was made: it waits idle
+	at    time.Time // when it was parked
 }
 
 // newConnector returns a connector that makes each connection with dial:
@@ -169,7 +170,7 @@ func plainDial(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (
 // connection meanwhile; those that errMakerGaveUp fails are sent again
 // (see unsent).
 func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (net.Conn, error) {
-	call := ctx
+	call, entered := ctx, time.Now()
 	heardBy, bounded := ctx.Deadline()
 	if dl, ok := ctx.Deadline(); d.Timeout > 0 && (!ok || time.Until(dl) > d.Timeout) {
 		var cancel context.CancelFunc
@@ -198,7 +199,6 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 			p := a.parked[n-1]
 			dl, ok := ctx.Deadline()
 			if ok && time.Until(dl) < min(p.took, d.Timeout/2) {
-				p.kept = true
 				leave()
 				// Returned at once, the failure would have the call
 				// send again (its context has not ended) and be
@@ -216,7 +216,10 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 					heardBy, bounded, callBound = by, true, false
 				}
 			}
-			return newHeard(p.conn, heardBy, callBound, p.kept), nil
+			// Parked before this call came, it waited idle (no call took
+			// it when it was made, or the one that waited left it).
+			kept := !entered.Before(p.at)
+			return newHeard(p.conn, heardBy, callBound, kept), nil
 		}
 		if a.failures != failures {
 			err := a.err
@@ -268,7 +271,7 @@ func (c *connector) background(a *dialing, dst string, d *net.Dialer, tc *tls.Co
 	case c.closed, len(a.parked) >= dialsPerAddr:
 		conn.Close()
 	default:
-		p := &parked{conn: conn, took: took, kept: a.waiting == 0}
+		p := &parked{conn: conn, took: took, at: time.Now()}
 		p.timer = time.AfterFunc(c.park, func() { c.unpark(dst, a, p) })
 		a.parked = append(a.parked, p)
 	}

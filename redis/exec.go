@@ -60,6 +60,18 @@ func (s *Store) exec(ctx context.Context, lua *rueidis.Lua, keys, args []string)
 // again until ctx ends.
 const maxResends = 8
 
+// do sends the command build returns on c, and sends it again, built
+// anew, as exec does a script that was never sent (see unsent): a PING, an
+// INFO, a read that a caller's patience must not lose to another's.
+func do(ctx context.Context, c rueidis.Client, build func() rueidis.Completed) rueidis.RedisResult {
+	for resent := 0; ; resent++ {
+		res := c.Do(ctx, build())
+		if resent == maxResends || !unsent(ctx, res.Error()) {
+			return res
+		}
+	}
+}
+
 // doMulti sends the commands build returns as one DoMulti, and sends them
 // again, built anew, as exec does a script that was never sent (see
 // unsent), judged by the first command's result.

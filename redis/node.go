@@ -69,7 +69,8 @@ func singleNode(c rueidis.Client) string {
 
 // refreshSlots reads CLUSTER SLOTS from any node into the store's map.
 func (s *Store) refreshSlots(ctx context.Context) error {
-	msgs, err := s.client.Do(ctx, s.client.B().ClusterSlots().Build()).ToArray()
+	c := s.client
+	msgs, err := do(ctx, c, func() rueidis.Completed { return c.B().ClusterSlots().Build() }).ToArray()
 	if err != nil {
 		return err
 	}

@@ -210,7 +210,8 @@ func (g *Guarded) Ping(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.client.Do(ctx, s.client.B().Ping().Build()).Error(); err != nil {
+	c := s.client
+	if err := do(ctx, c, func() rueidis.Completed { return c.B().Ping().Build() }).Error(); err != nil {
 		return s.fail("ping", err)
 	}
 	return nil

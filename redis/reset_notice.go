@@ -121,7 +121,9 @@ func (s *Store) readResets(ctx context.Context, w *watcher) {
 	defer w.overdue(now)
 	c := s.client
 	if w.resetsFrom == "" {
-		last, err := c.Do(ctx, c.B().Xrevrange().Key(resetStream).End("+").Start("-").Count(1).Build()).AsXRange()
+		last, err := do(ctx, c, func() rueidis.Completed {
+			return c.B().Xrevrange().Key(resetStream).End("+").Start("-").Count(1).Build()
+		}).AsXRange()
 		if err != nil && !rueidis.IsRedisNil(err) {
 			if w.log != nil {
 				w.log.Debug("redis reset notices not read", "err", err)
@@ -134,7 +136,9 @@ func (s *Store) readResets(ctx context.Context, w *watcher) {
 		}
 		return
 	}
-	read, err := c.Do(ctx, c.B().Xread().Count(resetStreamLen).Streams().Key(resetStream).Id(w.resetsFrom).Build()).AsXRead()
+	read, err := do(ctx, c, func() rueidis.Completed {
+		return c.B().Xread().Count(resetStreamLen).Streams().Key(resetStream).Id(w.resetsFrom).Build()
+	}).AsXRead()
 	if err != nil {
 		if !rueidis.IsRedisNil(err) && w.log != nil {
 			w.log.Debug("redis reset notices not read", "err", err)

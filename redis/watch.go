@@ -167,7 +167,7 @@ func (s *Store) clockOf(ctx context.Context, c rueidis.Client) int64 {
 		return sluice.MicrosSinceEpoch(s.now())
 	}
 	if c != nil {
-		if t, err := c.Do(ctx, c.B().Time().Build()).AsIntSlice(); err == nil && len(t) == 2 {
+		if t, err := do(ctx, c, func() rueidis.Completed { return c.B().Time().Build() }).AsIntSlice(); err == nil && len(t) == 2 {
 			return sluice.MicrosSinceEpoch(time.Unix(t[0], t[1]*1000))
 		}
 	}
@@ -223,7 +223,9 @@ func (s *Store) watchOnce(w *watcher) {
 			s.master.Store(&addr)
 		}
 		wg.Go(func() {
-			text, err := c.Do(ctx, c.B().Info().Section("replication", "stats", "memory").Build()).ToString()
+			text, err := do(ctx, c, func() rueidis.Completed {
+				return c.B().Info().Section("replication", "stats", "memory").Build()
+			}).ToString()
 			if err == nil {
 				reads <- read{addr, parseFields(text)}
 				return
