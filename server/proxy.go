@@ -278,7 +278,9 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 // replayable) is sent again as well after a failure other than a timeout
 // on a new connection on which the upstream did not confirm http/1.1 by
 // ALPN. Another request failed on such a connection that the upstream
-// closed without a byte is not sent again: an HTTP/1.1 server without
+// closed without a byte (or one reached through a proxy, HTTPS_PROXY,
+// whose TLS net/http adds and whose bytes are not watched: no evidence
+// either way) is not sent again: an HTTP/1.1 server without
 // ALPN failing a request it acted on does that, and so does grpc-go
 // ending a connection that negotiated no protocol. Its error wraps
 // errMaybeNotHTTP1, a 502 logged but not counted: the request was sent
@@ -312,7 +314,7 @@ func (t upgradesOverHTTP1) RoundTrip(r *http.Request) (*http.Response, error) {
 			return nil, fmt.Errorf("%w: %w", errNotHTTP1, err)
 		}
 	case a.unconfirmed && bodyless && replayable(r):
-	case a.unconfirmed && a.conn != nil && a.conn.silent():
+	case a.unconfirmed && (a.conn == nil || a.conn.silent()):
 		return nil, fmt.Errorf("%w: %w", errMaybeNotHTTP1, err)
 	default:
 		return nil, err
@@ -347,10 +349,11 @@ var errNotHTTP1 = errors.New("the upstream speaks HTTP/2 and did not answer over
 
 // errMaybeNotHTTP1 is the error of a request switching protocols that an
 // https upstream, negotiating no protocol by ALPN, failed on a new
-// connection without sending a byte, and that was not sent again (see
+// connection without sending a byte (or through a proxy, where its bytes
+// are not watched), and that was not sent again (see
 // upgradesOverHTTP1): the upstream may speak no HTTP/1.1, and the failure
 // is not counted as its outcome.
-var errMaybeNotHTTP1 = errors.New("the upstream negotiated no protocol by ALPN and closed the connection without a byte: it may speak no HTTP/1.1")
+var errMaybeNotHTTP1 = errors.New("the upstream negotiated no protocol by ALPN and failed the request unanswered: it may speak no HTTP/1.1")
 
 // http1Dialer makes the TLS connections of upgradesOverHTTP1's h1
 // transport as net/http's transport would, with dial: the TLS
