@@ -41,16 +41,19 @@ func TestAHostileMultipartHeadIsCheapToRead(t *testing.T) {
 	for name, param := range map[string]string{"names": "; name=a", "params": "; a=b", "sections": "; a*1*=%41"} {
 		body := "--X\r\nContent-Disposition: form-data" + strings.Repeat(param, room/len(param)) + "\r\n\r\nv\r\n--X--\r\n"
 		best := time.Hour
-		for range 5 {
+		for range 10 {
 			r := httptest.NewRequest("POST", "/login", strings.NewReader(body))
 			r.Header.Set("Content-Type", "multipart/form-data; boundary=X")
 			r.RemoteAddr = "192.0.2.1:1234"
+			// A collection finished first leaves this thread no GC assist
+			// to pay for the allocations of tests running beside it.
+			runtime.GC()
 			start := threadCPU(t)
 			h.ServeHTTP(httptest.NewRecorder(), r)
 			best = min(best, threadCPU(t)-start)
 		}
 		if best > 10*time.Millisecond {
-			t.Errorf("%s: a multipart body of %d bytes, one head of %q repeated, costs %v of CPU to key (best of 5), want at most 10ms", name, len(body), param, best)
+			t.Errorf("%s: a multipart body of %d bytes, one head of %q repeated, costs %v of CPU to key (best of 10), want at most 10ms", name, len(body), param, best)
 		}
 	}
 }
