@@ -22,17 +22,6 @@ func Errors(err error) []*Error { return yamlcheck.Errors(err) }
 // and wrong types are all errors; the rules' own fields are its methods.
 type decoder struct {
 	*yamlcheck.Decoder
-	// binary holds the text of each scalar tagged !!binary decoded so far
-	// (see decoder.str), so that a value aliased in many places is
-	// decoded once, and its places share one string.
-	binary map[*yaml.Node]binaryText
-}
-
-// binaryText is the text a scalar tagged !!binary encodes, and whether
-// it is base64.
-type binaryText struct {
-	text string
-	ok   bool
 }
 
 type field = yamlcheck.Field

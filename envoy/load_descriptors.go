@@ -2,19 +2,17 @@ package envoy
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
-	"fmt"
 	"hash"
 	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/internal/yamlcheck"
+	"github.com/sluice-dev/sluice/internal/yamlexpand"
 )
 
 // descriptors decodes a list of descriptors into the children of parent,
@@ -287,50 +285,19 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path *yamlcheck.Path, sha
 
 // optionalStr decodes a string that may be written empty (key: with
 // nothing after it, ~ or null), which envoyproxy/ratelimit's YAML library
-// reads as "". Another text tagged !!null (!!null alice) is an error, as
-// it is there.
+// reads as "" (yamlcheck.Decoder.YAML11OptionalText). Another text tagged
+// !!null (!!null alice) is an error, as it is there.
 func (d *decoder) optionalStr(n *yaml.Node, path *yamlcheck.Path) string {
-	if d.NullAt(n, path) {
-		return ""
-	}
-	return d.str(n, path)
+	return d.YAML11OptionalText(n, path)
 }
 
 // str decodes a string as envoyproxy/ratelimit's YAML library (yaml.v2)
-// reads one into a string field: a scalar tagged !!binary is the bytes its
-// base64 (encoding/base64's StdEncoding, line breaks in it ignored)
-// encodes, and one whose text is not base64 is an error, as it is there.
-// Each scalar is decoded once, however many places aliases put it in, and
-// its places share the text.
+// reads one into a string field (yamlcheck.Decoder.YAML11Text): a scalar
+// tagged !!binary is the bytes its base64 encodes, and one whose text is
+// not base64 is an error, as it is there. Each scalar is decoded once,
+// however many places aliases put it in, and its places share the text.
 func (d *decoder) str(n *yaml.Node, path *yamlcheck.Path) string {
-	if !d.ScalarAt(n, path, "a string") {
-		return ""
-	}
-	if n.Tag != "!!binary" {
-		return n.Value
-	}
-	b, done := d.binary[n]
-	if !done {
-		b = decodeBinary(n.Value)
-		if d.binary == nil {
-			d.binary = map[*yaml.Node]binaryText{}
-		}
-		d.binary[n] = b
-	}
-	if !b.ok {
-		d.ErrorfAt(n, path, "tagged !!binary, but %s is not base64 (envoyproxy/ratelimit refuses it too)", yamlcheck.Describe(n))
-	}
-	return b.text
-}
-
-// decodeBinary returns the text that s, the text of a scalar tagged
-// !!binary, encodes in base64; or s itself and not ok if it is not base64.
-func decodeBinary(s string) binaryText {
-	b, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		return binaryText{s, false}
-	}
-	return binaryText{string(b), true}
+	return d.YAML11Text(n, path)
 }
 
 // boolAt is Bool with the path as a *yamlcheck.Path.
@@ -345,8 +312,8 @@ func (d *decoder) boolAt(n *yaml.Node, path *yamlcheck.Path) bool {
 // descriptors of one rules file, each counted at every place it stands:
 // an alias of a long key in many descriptors counts its bytes in each, as
 // envoyproxy/ratelimit copies them into each, and as the rules tree holds
-// (and hashes) them in each.
-const maxDescriptorText = 1 << 30
+// (and hashes) them in each. `sluice import` applies the same bound.
+const maxDescriptorText = yamlexpand.MaxDescriptorText
 
 // maxNameLen is the length of the longest limit name (sluice.ValidName).
 const maxNameLen = 64
@@ -548,15 +515,5 @@ func nameByte(c byte) bool {
 }
 
 // shown returns s as a message shows it: s itself, or the start of s and
-// its length if s is longer than 100 bytes.
-func shown(s string) string {
-	const most = 100
-	if len(s) <= most {
-		return s
-	}
-	i := most
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return fmt.Sprintf("%s… (%d bytes)", s[:i], len(s))
-}
+// its length if s is longer than 100 bytes (yamlcheck.Shown).
+func shown(s string) string { return yamlcheck.Shown(s) }

@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"bytes"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -88,18 +87,25 @@ func Envoy(src, source string) (*Translation, error) {
 	if err != nil {
 		return nil, err
 	}
-	domain := mapValue(root, "domain")
-	if domain == nil || domain.Kind != yaml.ScalarNode || domain.Value == "" {
+	// Its fields are read as the service reads them (see envoyReader).
+	r := &envoyReader{dec: yamlcheck.Decoder{File: source}}
+	domainNode := mapValue(root, "domain")
+	if domainNode == nil {
+		return nil, fmt.Errorf("%s:%d: domain is required", source, root.Line)
+	}
+	domain := r.dec.YAML11Text(domainNode, yamlcheck.PathOf("domain"))
+	if err := r.err(); err != nil {
+		return nil, err
+	}
+	if domain == "" {
 		return nil, fmt.Errorf("%s:%d: domain is required", source, root.Line)
 	}
 	descs := mapValue(root, "descriptors")
 	if n := countDescriptors(descs, 0); n > MaxPlaces {
 		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(n, "descriptors"))
 	}
-	if descs != nil {
-		if err := t.envoyDescriptors(descs, domain.Value, 0, source); err != nil {
-			return nil, err
-		}
+	if err := t.envoyDescriptors(r, descs, yamlcheck.PathOf("descriptors"), yamlcheck.Shown(domain), 0); err != nil {
+		return nil, err
 	}
 	t.differs("all or nothing", "envoyproxy/ratelimit increments every matching descriptor's counter even when another refuses the request; sluice checks all of a request's descriptors in one atomic call, and a refused request consumes nothing. A client over one limit no longer burns its others.")
 	t.same("matching", "sluice's service walks the descriptor tree as envoyproxy/ratelimit does: exact value, then value prefix (\"*\"), then the key without value; unlimited, replaces, shadow_mode and requests_per_unit: 0 behave the same.")
@@ -182,55 +188,75 @@ func mapValue(n *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// envoyText returns the text of the scalar n as envoyproxy/ratelimit's
-// YAML library (yaml.v2) reads it into a string field: a text tagged
-// !!binary is the bytes its base64 (encoding/base64's StdEncoding, line
-// breaks in it ignored) encodes, and one that is not base64 is an error,
-// as it is there.
-func envoyText(n *yaml.Node, source string) (string, error) {
-	if n.Tag != "!!binary" {
-		return n.Value, nil
-	}
-	b, err := base64.StdEncoding.DecodeString(n.Value)
-	if err != nil {
-		return "", fmt.Errorf("%s:%d: tagged !!binary, but %s is not base64 (envoyproxy/ratelimit refuses it too)", source, n.Line, yamlcheck.Describe(n))
-	}
-	return string(b), nil
+// envoyReader reads the fields of an expanded rules file as sluice's
+// Envoy service (package envoy) reads them, with the same yamlcheck
+// helpers: a text as yaml.v2 reads it into a string field
+// (yamlcheck.Decoder.YAML11Text: !!binary is the text its base64 encodes,
+// decoded once however many aliases repeat it; a null is refused), a value
+// or a name that may be null (YAML11OptionalText: null is none), a list of
+// descriptors that may be null (none). The keys and values of the
+// descriptors, each counted wherever an alias repeats it, are bounded by
+// yamlexpand.MaxDescriptorText, as the service bounds them.
+type envoyReader struct {
+	dec yamlcheck.Decoder
+	// read counts the bytes of the keys and values of the descriptors
+	// read so far.
+	read int64
 }
 
-// envoyDescriptors lists the rules of a descriptor list, its aliases and
-// merge keys expanded.
-func (t *Translation) envoyDescriptors(list *yaml.Node, path string, depth int, source string) error {
+// err returns the problems found so far, or nil.
+func (r *envoyReader) err() error {
+	if len(r.dec.Errs) == 0 {
+		return nil
+	}
+	return r.dec.Err()
+}
+
+// envoyDescriptors lists the rules of a descriptor list (nil or null:
+// none), its aliases and merge keys expanded, at p in the file; where
+// names its place in the report, each key and value shown as
+// yamlcheck.Shown shows it.
+func (t *Translation) envoyDescriptors(r *envoyReader, list *yaml.Node, p *yamlcheck.Path, where string, depth int) error {
+	if r.dec.NullAt(list, p) {
+		return r.err()
+	}
 	if depth > maxEnvoyDepth {
-		return fmt.Errorf("%s:%d: descriptors nested more than %d deep", source, list.Line, maxEnvoyDepth)
+		return fmt.Errorf("%s:%d: descriptors nested more than %d deep", r.dec.File, list.Line, maxEnvoyDepth)
 	}
 	if list.Kind != yaml.SequenceNode {
-		return fmt.Errorf("%s:%d: descriptors must be a list", source, list.Line)
+		return fmt.Errorf("%s:%d: descriptors must be a list", r.dec.File, list.Line)
 	}
-	for _, d := range list.Content {
-		key := mapValue(d, "key")
-		if key == nil || key.Kind != yaml.ScalarNode || key.Value == "" {
-			return fmt.Errorf("%s:%d: a descriptor needs a key", source, d.Line)
+	for i, d := range list.Content {
+		p := p.Index(i)
+		keyNode := mapValue(d, "key")
+		if keyNode == nil {
+			return fmt.Errorf("%s:%d: a descriptor needs a key", r.dec.File, d.Line)
 		}
-		k, err := envoyText(key, source)
-		if err != nil {
+		key := r.dec.YAML11Text(keyNode, p.Key("key"))
+		var value string
+		if v := mapValue(d, "value"); v != nil {
+			value = r.dec.YAML11OptionalText(v, p.Key("value"))
+		}
+		if err := r.err(); err != nil {
 			return err
 		}
-		here := path + " " + k
-		if v := mapValue(d, "value"); v != nil && v.Kind == yaml.ScalarNode {
-			text, err := envoyText(v, source)
-			if err != nil {
-				return err
-			}
-			here += "=" + text
+		if key == "" {
+			return fmt.Errorf("%s:%d: a descriptor needs a key", r.dec.File, d.Line)
+		}
+		if r.read += int64(len(key) + len(value)); r.read > yamlexpand.MaxDescriptorText {
+			return fmt.Errorf("%s:%d: the keys and values of the file's descriptors, each counted wherever an alias repeats it, total more than %d bytes by here, the most a rules file may (sluice's Envoy service refuses it; envoyproxy/ratelimit copies each into every descriptor)", r.dec.File, d.Line, yamlexpand.MaxDescriptorText)
+		}
+		here := where + " " + yamlcheck.Shown(key)
+		if value != "" {
+			here += "=" + yamlcheck.Shown(value)
 		}
 		if rl := mapValue(d, "rate_limit"); !yamlcheck.IsNull(rl) {
-			if err := t.envoyRule(rl, d, here, source); err != nil {
+			if err := t.envoyRule(r, rl, d, p.Key("rate_limit"), here); err != nil {
 				return err
 			}
 		}
 		if sub := mapValue(d, "descriptors"); sub != nil {
-			if err := t.envoyDescriptors(sub, here, depth+1, source); err != nil {
+			if err := t.envoyDescriptors(r, sub, p.Key("descriptors"), here, depth+1); err != nil {
 				return err
 			}
 		}
@@ -254,7 +280,8 @@ func countDescriptors(list *yaml.Node, depth int) int {
 // envoyRule lists one rate_limit, rl, of the descriptor d, both expanded.
 // A rule in shadow_mode or quota_mode, which envoyproxy/ratelimit never
 // refuses a request by, is listed as shadow.
-func (t *Translation) envoyRule(rl, d *yaml.Node, where, source string) error {
+func (t *Translation) envoyRule(r *envoyReader, rl, d *yaml.Node, p *yamlcheck.Path, where string) error {
+	source := r.dec.File
 	if envoyTrue(mapValue(rl, "unlimited")) {
 		t.same(where, "unlimited: always OK, as before.")
 		return nil
@@ -263,30 +290,28 @@ func (t *Translation) envoyRule(rl, d *yaml.Node, where, source string) error {
 	if unit == nil || rpu == nil {
 		return fmt.Errorf("%s:%d: rate_limit needs unit and requests_per_unit", source, rl.Line)
 	}
-	unitName, w, ok := envoyUnit(unit.Value)
-	if !ok {
-		return fmt.Errorf("%s:%d: unit %q: use second, minute, hour, day, week, month or year", source, unit.Line, unit.Value)
-	}
+	unitText := r.dec.YAML11Text(unit, p.Key("unit"))
 	// The count is read as the service reads it: 1_000 is 1000, and 010
 	// (8 to envoyproxy/ratelimit's YAML 1.1) is refused.
-	dec := yamlcheck.Decoder{File: source}
-	q := dec.Int(rpu, "requests_per_unit", 0, math.MaxUint32)
-	if err := dec.Err(); err != nil {
-		return err
-	}
+	q := r.dec.IntAt(rpu, p.Key("requests_per_unit"), 0, math.MaxUint32)
 	alg := "fixed-window"
 	if a := mapValue(rl, "algorithm"); a != nil {
-		alg = a.Value
+		alg = r.dec.YAML11Text(a, p.Key("algorithm"))
+	}
+	name := where
+	if n := mapValue(rl, "name"); n != nil {
+		if text := r.dec.YAML11OptionalText(n, p.Key("name")); text != "" {
+			name = yamlcheck.Shown(text)
+		}
+	}
+	if err := r.err(); err != nil {
+		return err
+	}
+	unitName, w, ok := envoyUnit(unitText)
+	if !ok {
+		return fmt.Errorf("%s:%d: unit %q: use second, minute, hour, day, week, month or year", source, unit.Line, yamlcheck.Shown(unitText))
 	}
 	shadow := envoyTrue(mapValue(d, "shadow_mode")) || envoyTrue(mapValue(d, "quota_mode"))
-	name := where
-	if n := mapValue(rl, "name"); n != nil && n.Value != "" {
-		text, err := envoyText(n, source)
-		if err != nil {
-			return err
-		}
-		name = text
-	}
 	t.Rules = append(t.Rules, Limit{Name: name, Algorithm: alg, Quantity: q, Window: w, Shadow: shadow,
 		Source: fmt.Sprintf("%s: %d per %s", where, q, unitName)})
 	switch {

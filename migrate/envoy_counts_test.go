@@ -24,7 +24,7 @@ func TestEnvoyImportReadsCountsAsTheServiceDoes(t *testing.T) {
 		t.Errorf("rules %+v, want one of 1000 per second", tr.Rules)
 	}
 	_, err = migrate.Import("envoy", rules("010"), "rules.yaml")
-	if want := `rules.yaml:4:51: requests_per_unit: "010" has a leading zero (octal in YAML 1.1)`; err == nil || !strings.HasPrefix(err.Error(), want) {
+	if want := `rules.yaml:4:51: descriptors[0].rate_limit.requests_per_unit: "010" has a leading zero (octal in YAML 1.1)`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("got %v, want %s…", err, want)
 	}
 }

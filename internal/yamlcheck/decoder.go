@@ -28,6 +28,9 @@ type Decoder struct {
 	File string
 	Errs []error
 	more int // problems past MaxErrors
+	// binary holds the text of each scalar tagged !!binary that
+	// YAML11Text has decoded.
+	binary map[*yaml.Node]binaryText
 }
 
 // Field decodes the value of one key of a mapping; path names it.

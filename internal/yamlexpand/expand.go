@@ -21,8 +21,12 @@
 // mapping or a list as a key, an alias that names no anchor and one inside
 // the node its anchor marks are errors, and so is a key longer than
 // MaxKeyBytes, written or given by an alias. A key tagged !!binary is the
-// text its base64 encodes, as yaml.v2 reads it (see Expander.key). A key written twice in a
-// mapping stays twice, as written, for the reader to refuse. A document
+// text its base64 encodes, as yaml.v2 reads it (see Expander.key), and the
+// path of its value names that text. A scalar, key or value, tagged with a
+// type that its text is not (yamlcheck.YAML11Mistagged: `value: !!null
+// alice`, `!!int key: user`) is an error, as yaml.v2 refuses it wherever
+// it stands. A key written twice in a mapping stays twice, as written, for
+// the reader to refuse. A document
 // whose aliases expand to more than MaxNodes nodes is an error, so that a
 // small file of aliases of aliases cannot make its reader walk an
 // exponentially large tree; so is one whose aliases and merge keys copy
@@ -44,6 +48,18 @@ import (
 // MaxNodes bounds the nodes of one document once its aliases are
 // expanded.
 const MaxNodes = 1 << 21
+
+// yaml11Kinds names the types of YAML 1.1 texts (see
+// yamlcheck.YAML11Mistagged).
+var yaml11Kinds = map[string]string{"!!null": "null", "!!bool": "boolean", "!!int": "integer",
+	"!!float": "float", "!!timestamp": "timestamp", "!!merge": "merge key", "!!str": "string"}
+
+// MaxDescriptorText bounds the bytes of the keys and values of the
+// descriptors of one rules file, each counted at every place it stands:
+// an alias of a long key in many descriptors counts its bytes in each, as
+// envoyproxy/ratelimit copies them into each, and as its readers hold
+// them in each.
+const MaxDescriptorText = 1 << 30
 
 // MaxKeyBytes bounds the text of a mapping key. The fields of the files
 // these readers read are named in at most 17 bytes (requests_per_unit),
@@ -252,6 +268,10 @@ func (x *Expander) node(n *yaml.Node, path *yamlcheck.Path) *yaml.Node {
 		return out
 	}
 	if len(n.Content) == 0 {
+		if is, bad := yamlcheck.YAML11Mistagged(n); bad {
+			text := yamlcheck.Describe(&yaml.Node{Kind: yaml.ScalarNode, Value: n.Value})
+			return x.fail(n, path, "%s tagged %s, which is a %s to YAML 1.1, not a %s (envoyproxy/ratelimit refuses it too): remove the tag", text, n.Tag, yaml11Kinds[is], yaml11Kinds[n.Tag])
+		}
 		x.done[n], x.sizes[n], x.written[n], x.decodes[n] = n, 1, n, 1
 		return n
 	}
@@ -337,7 +357,10 @@ func (x *Expander) mapping(n *yaml.Node, path *yamlcheck.Path) []*yaml.Node {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if !IsMergeKey(k) {
-			set(x.key(k, path), x.node(v, path.Key(k.Value)), true, nil)
+			// The value's path names the key as read: a key tagged
+			// !!binary by the text it encodes, an alias by its anchor's.
+			key := x.key(k, path)
+			set(key, x.node(v, path.Key(key.Value)), true, nil)
 			continue
 		}
 		p := path.Key(k.Value)
