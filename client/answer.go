@@ -10,8 +10,11 @@ import (
 // response is what a finished attempt tells the host.
 type response struct {
 	arrived bool // a response came back (false: the attempt failed)
-	at      time.Time
-	status  int
+	// cached: a cache served the response from storage (see fromCache),
+	// so it never reached the server: it says nothing of the quota now.
+	cached bool
+	at     time.Time
+	status int
 	// rl is the binding policy (see readResponse): the one whose reset
 	// the probe waits for, whose refills are proven, and whose remaining
 	// bounds the capacity; a concurrency policy only when r states no
@@ -132,8 +135,12 @@ func (h *hostState) finish(tk ticket, r response) {
 		// end, not at a reset): there, an admitted answer to a request sent
 		// after the last answer with fields arrived says so as well (the
 		// server no longer states them). Other answers without them may
-		// come from before the quota was spent: they change nothing.
-		current := !writtenOff && r.status < 400 && tk.epoch == h.epoch
+		// come from before the quota was spent: they change nothing. Nor
+		// does one a cache served, which never reached the server, but on
+		// a fresh host, which has no bound to lose (kept to one request at
+		// a time until the server answered, a host whose answers a cache
+		// serves would be kept so for good).
+		current := !writtenOff && !r.cached && r.status < 400 && tk.epoch == h.epoch
 		probed := current && tk.probe
 		dropped := current && h.mode == modeKnown && !tk.sentAt.Before(h.last.at) &&
 			h.now.slotsOnly() && h.eventual.slotsOnly()

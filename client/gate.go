@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-dev/sluice"
@@ -154,6 +155,7 @@ func (g *LimiterGate) acquire(ctx context.Context, cost int64) (release, sent fu
 	if cost <= 0 {
 		return func() {}, nil, ctx.Err()
 	}
+	reportWaits(ctx)
 	if err := g.sent.exceeds(cost); err != nil {
 		return nil, nil, err
 	}
@@ -171,7 +173,9 @@ func (g *LimiterGate) acquire(ctx context.Context, cost int64) (release, sent fu
 		if slots {
 			// A slot frees when its holder releases it, which no clock
 			// foresees: wait for one as the Limiter does.
+			start := time.Now()
 			err = g.limiter.Wait(ctx, checks, &d)
+			blocked(ctx, start)
 		} else {
 			err = g.limiter.Allow(ctx, checks, &d)
 		}
@@ -199,7 +203,7 @@ func (g *LimiterGate) acquire(ctx context.Context, cost int64) (release, sent fu
 	if err := checkWait(ctx, d.Delay, maxHint, "gate "+d.Limit.Name()); err != nil {
 		return release, sent, err // the slot is spent: a queue cannot give it back
 	}
-	return release, sent, sleep(ctx, d.Delay)
+	return release, sent, gateSleep(ctx, d.Delay)
 }
 
 // holdsSlots reports whether a concurrency check of checks refused in d.
@@ -264,6 +268,7 @@ func (g *APIGate) Wait(ctx context.Context, cost int64) error {
 	if cost <= 0 {
 		return ctx.Err()
 	}
+	reportWaits(ctx)
 	req := g.req
 	req.Cost = &cost
 	var res *CheckResponse
@@ -285,7 +290,7 @@ func (g *APIGate) Wait(ctx context.Context, cost int64) error {
 	if err := checkWait(ctx, d, maxHint, "gate "+res.Limit); err != nil {
 		return err
 	}
-	return sleep(ctx, d)
+	return gateSleep(ctx, d)
 }
 
 // millis converts milliseconds from the API to a duration in [0, maxHint].
@@ -297,4 +302,72 @@ func millis(ms int64) time.Duration {
 		return maxHint
 	}
 	return time.Duration(ms) * time.Millisecond
+}
+
+// gateCall is how long a Gate may take to admit without waiting: a round
+// trip to its store or decision API. A Gate of another package whose call
+// lasts longer is taken to have waited, the whole of its call (see
+// gateWaits); and a Gate is given this long at least to answer, however
+// little of Retry.MaxWait is left, so that one that can admit at once is
+// not failed for want of time to say so.
+const gateCall = 20 * time.Millisecond
+
+// gateWaits is the context a Transport asks its Gate with. The Gates of
+// this package report to it (see reportWaits) and add to it every span
+// they block for (see blocked): in line behind a refused waiter, for a
+// refusal's RetryAfter, a slot, a window's room, a queue's Delay. Their
+// round trips to a store or a decision API are not waits, and count
+// toward Retry.MaxWait only when a Gate of this package does not report.
+type gateWaits struct {
+	context.Context
+	reported atomic.Bool
+	waited   atomic.Int64
+}
+
+type gateWaitsKey struct{}
+
+func (c *gateWaits) Value(key any) any {
+	if key == (gateWaitsKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// spent returns how long the Gate asked with c waited, its call having
+// lasted call: what it reported, or for a Gate that does not report, its
+// whole call when that was longer than gateCall.
+func (c *gateWaits) spent(call time.Duration) time.Duration {
+	switch {
+	case c.reported.Load():
+		return time.Duration(c.waited.Load())
+	case call > gateCall:
+		return call
+	}
+	return 0
+}
+
+// reportWaits marks ctx's gateWaits, if it has one, as reported by a Gate
+// of this package: its waits are what blocked adds.
+func reportWaits(ctx context.Context) {
+	if c, ok := ctx.Value(gateWaitsKey{}).(*gateWaits); ok {
+		c.reported.Store(true)
+	}
+}
+
+// gateSleep is sleep for a Gate: a wait of d above 0 is added to ctx's
+// gateWaits (see blocked).
+func gateSleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	defer blocked(ctx, time.Now())
+	return sleep(ctx, d)
+}
+
+// blocked adds to ctx's gateWaits, if it has one, the span since start
+// that a Gate blocked for.
+func blocked(ctx context.Context, start time.Time) {
+	if c, ok := ctx.Value(gateWaitsKey{}).(*gateWaits); ok {
+		c.waited.Add(int64(time.Since(start)))
+	}
 }

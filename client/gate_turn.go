@@ -34,6 +34,7 @@ func (t *turn) take(ctx context.Context) error {
 		return err
 	}
 	t.line.Add(1)
+	defer blocked(ctx, time.Now())
 	select {
 	case t.ch <- struct{}{}:
 		return nil
@@ -89,7 +90,7 @@ func (t *turn) admit(ctx context.Context, cost int64, ask func() (*refusal, erro
 				}
 				lined = true
 			}
-			if err := sleep(ctx, r.retryAfter-time.Since(refusedAt)); err != nil {
+			if err := gateSleep(ctx, r.retryAfter-time.Since(refusedAt)); err != nil {
 				return err
 			}
 		}

@@ -116,6 +116,7 @@ func (s *sentWindows) await(ctx context.Context, changed <-chan struct{}, now, w
 		defer timer.Stop()
 		fired = timer.C
 	}
+	defer blocked(ctx, time.Now())
 	select {
 	case <-changed:
 	case <-fired:

@@ -3,12 +3,14 @@ package client_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/client"
 )
 
@@ -148,5 +150,123 @@ func TestAGateWaitCountsInMaxWaitBeforeARetry(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusTooManyRequests || elapsed > maxWait {
 		t.Errorf("a request paced 800 ms by its Gate, then refused with Retry-After: 1, MaxWait %v: %d after %v; want the 429 at once, within MaxWait", maxWait, resp.StatusCode, elapsed.Round(time.Millisecond))
+	}
+}
+
+// RetryPolicy.MaxWait: "the longest the Transport waits on its own for one
+// request, its waits counted together (the Gate's, the holds', a slot's,
+// and those before its retries): a retry that would have to wait longer
+// is not made". A Gate far from its limit admits at once: the request
+// waits nothing there, and the time its call takes (a round trip to Redis
+// or a decision API) is no wait. Refused with Retry-After: 1 under a
+// MaxWait of 1 s, the request is retried (its wait, 1 s, is not longer
+// than MaxWait), through such a Gate as without one.
+func TestAGateThatAdmitsAtOnceSpendsNoneOfMaxWait(t *testing.T) {
+	for _, gated := range []bool{false, true} {
+		var calls atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if calls.Add(1) == 1 {
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+			io.WriteString(w, "ok")
+		}))
+		base := &http.Transport{}
+		tr := &client.Transport{Base: base, Retry: client.RetryPolicy{MaxWait: time.Second}}
+		if gated {
+			tr.Gate = client.NewLocalGate(sluice.TokenBucket(1000, time.Second))
+		}
+		resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
+		status := 0
+		if err == nil {
+			status = resp.StatusCode
+			resp.Body.Close()
+		}
+		base.CloseIdleConnections()
+		srv.Close()
+		if status != http.StatusOK {
+			t.Errorf("gate %v: a request refused with Retry-After: 1, MaxWait 1 s: status %d, %v, %d attempts; want it retried after the second, as without a Gate (200)", gated, status, err, calls.Load())
+		}
+	}
+}
+
+// The retry's wait is accepted against what is left of MaxWait, and the
+// throttled answer's body is drained while it lasts; a body that ends late
+// puts the retry off no further than what the wait leaves of MaxWait (50
+// ms here, not drainGrace's 100 ms). The Gate is then asked with little or
+// nothing of MaxWait left: one that would admit at once admits (it is
+// given time to answer), and the retry its wait was accepted for is made,
+// through such a Gate as without one, rather than failing with
+// ErrWaitTooLong blamed on the Gate.
+func TestARetryAcceptedWithinMaxWaitIsMadeThroughAGateThatWouldNotWait(t *testing.T) {
+	for _, gated := range []bool{false, true} {
+		var calls atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if calls.Add(1) == 1 {
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusTooManyRequests)
+				io.WriteString(w, "slow down")
+				w.(http.Flusher).Flush()
+				select { // a body that ends late
+				case <-time.After(1500 * time.Millisecond):
+				case <-r.Context().Done():
+				}
+				return
+			}
+			io.WriteString(w, "ok")
+		}))
+		base := &http.Transport{}
+		tr := &client.Transport{Base: base, Retry: client.RetryPolicy{MaxWait: 1050 * time.Millisecond}}
+		if gated {
+			tr.Gate = client.NewLocalGate(sluice.TokenBucket(1000, time.Second))
+		}
+		resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
+		status := 0
+		if err == nil {
+			status = resp.StatusCode
+			resp.Body.Close()
+		}
+		base.CloseIdleConnections()
+		srv.Close()
+		if err != nil {
+			t.Errorf("gate %v: a request refused with Retry-After: 1 (a body that ends late), MaxWait 1.05 s: %v after %d attempts; want the retry made (200), or the 429 returned, not an error", gated, err, calls.Load())
+		} else if status != http.StatusOK {
+			t.Logf("gate %v: status %d", gated, status)
+		}
+	}
+}
+
+// A Gate of this package reports its own waits exactly: a LimiterGate
+// whose window is spent waits for it (some 800 ms), and that wait counts
+// in MaxWait as a GateFunc's does. Refused then with Retry-After: 1 under
+// a MaxWait of 1 s, the request is not retried: its 429 is returned at
+// once.
+func TestALimiterGatesWaitCountsInMaxWaitBeforeARetry(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	}))
+	defer srv.Close()
+	gate := client.NewLocalGate(sluice.FixedWindow(1, 800*time.Millisecond))
+	if err := gate.Wait(context.Background(), 1); err != nil { // the window spent
+		t.Fatal(err)
+	}
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	hc := &http.Client{Transport: &client.Transport{Base: base, Gate: gate, Retry: client.RetryPolicy{MaxWait: time.Second}}}
+	start := time.Now()
+	resp, err := hc.Get(srv.URL)
+	elapsed := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || elapsed > time.Second || calls.Load() != 1 {
+		t.Errorf("a request paced by its LimiterGate, then refused with Retry-After: 1, MaxWait 1 s: %d after %v, %d attempts; want the 429 at once, within MaxWait",
+			resp.StatusCode, elapsed.Round(time.Millisecond), calls.Load())
 	}
 }

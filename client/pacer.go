@@ -181,7 +181,8 @@ func readResponse(h http.Header, at time.Time) response {
 	if h == nil {
 		return r
 	}
-	if !fromCache(h) {
+	r.cached = fromCache(h)
+	if !r.cached {
 		named := map[string]bool{}
 		var slots RateLimit
 		var hasSlots bool

@@ -39,8 +39,8 @@ const maxHosts = 1024
 const maxDrain = 64 << 10
 
 // drainGrace is the longest a retry is put off, past the server's wait, for
-// the throttled response's body to end: a body that takes longer is closed
-// unread.
+// the throttled response's body to end (no longer than what the wait
+// leaves of Retry.MaxWait): a body that takes longer is closed unread.
 const drainGrace = 100 * time.Millisecond
 
 // Transport is an http.RoundTripper that keeps a client within its rate
@@ -144,7 +144,12 @@ const drainGrace = 100 * time.Millisecond
 // is not known (for a concurrency quota's slot) fails with ErrWaitTooLong
 // once it has lasted Retry.MaxWait. Every wait of one request counts
 // toward Retry.MaxWait: the holds, the Gate's and a slot's before each
-// attempt, and the waits before its retries.
+// attempt, and the waits before its retries. A Gate's round trip to its
+// store or decision API is no wait: the Gates of this package report the
+// spans they block for, and another Gate's call counts when it lasts more
+// than 20ms. A Gate is given 20ms at least to admit, however little of
+// Retry.MaxWait is left, so that the retry a wait was accepted for is
+// made through a Gate that can admit at once.
 //
 // The zero Transport is usable: http.DefaultTransport, no Gate, cost 1 per
 // request, learning on, the default RetryPolicy. Set its fields before the
@@ -520,8 +525,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// slot or window counts from the answer, not from the retry.
 			release()
 		}
+		// The body's drain may put the retry off past the wait, by no
+		// more than what the wait leaves of MaxWait.
+		grace := drainGrace
+		if t.policy.MaxWait < maxHint {
+			grace = max(min(grace, left-wait), 0)
+		}
 		start := time.Now()
-		err = sleepDraining(ctx, wait, resp.Body)
+		err = sleepDraining(ctx, wait, grace, resp.Body)
 		slept := time.Since(start)
 		t.stats.waited.Add(int64(slept))
 		spend(slept)
@@ -582,24 +593,32 @@ func (t *Transport) admit(req *http.Request, h *hostState, cost int64, maxWait t
 		start := time.Now()
 		// The Gate's wait is the Transport's own too: bounded by what is
 		// left of maxWait, so that a Gate that knows its wait ends beyond
-		// it does not begin it, and counted in the wait for the quota.
-		gctx := ctx
+		// it does not begin it, and counted in the wait for the quota. The
+		// Gate is given gateCall at least, to admit without waiting, and
+		// only its waits count, not its round trips (see gateWaits).
+		gctx, asked := ctx, ctx
+		var gw *gateWaits
 		if t.policy.MaxWait < maxHint {
 			var cancel context.CancelFunc
-			gctx, cancel = context.WithTimeout(ctx, maxWait-waited)
+			gctx, cancel = context.WithTimeout(ctx, max(maxWait-waited, gateCall))
 			defer cancel()
+			gw = &gateWaits{Context: gctx}
+			asked = gw
 		}
 		var err error
 		if lg, ok := t.Gate.(LeaseGate); ok {
-			release, err = lg.Acquire(gctx, cost)
+			release, err = lg.Acquire(asked, cost)
 		} else {
-			err = t.Gate.Wait(gctx, cost)
+			err = t.Gate.Wait(asked, cost)
 		}
 		if err != nil && ctx.Err() == nil && gctx.Err() != nil && !errors.Is(err, ErrWaitTooLong) {
 			err = fmt.Errorf("client: gate: %w: beyond Retry.MaxWait %v", ErrWaitTooLong, t.policy.MaxWait)
 		}
 		gated = time.Since(start)
 		t.stats.waited.Add(int64(gated))
+		if gw != nil {
+			gated = gw.spent(gated)
+		}
 		if err != nil && !(t.FailOpen && errors.Is(err, sluice.ErrStoreUnavailable) && ctx.Err() == nil) {
 			return ticket{}, release, waited + gated, err
 		}
@@ -726,9 +745,9 @@ func (h *hostState) waitHold(ctx context.Context, host string, cost, bytes int64
 // sleepDraining waits d or until ctx is done, as sleep does, while it reads
 // up to maxDrain bytes of body so that its connection can be reused; then
 // it closes body, cutting the read short when it has not ended within
-// drainGrace after the wait (a body that never ends cannot hold the
-// retry), and returns once the read has stopped.
-func sleepDraining(ctx context.Context, d time.Duration, body io.ReadCloser) error {
+// grace after the wait (a body that never ends cannot hold the retry), and
+// returns once the read has stopped.
+func sleepDraining(ctx context.Context, d, grace time.Duration, body io.ReadCloser) error {
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
@@ -736,13 +755,13 @@ func sleepDraining(ctx context.Context, d time.Duration, body io.ReadCloser) err
 	}()
 	err := sleep(ctx, d)
 	if err == nil {
-		grace := time.NewTimer(drainGrace)
+		timer := time.NewTimer(grace)
 		select {
 		case <-drained:
-		case <-grace.C:
+		case <-timer.C:
 		case <-ctx.Done():
 		}
-		grace.Stop()
+		timer.Stop()
 	}
 	body.Close()
 	<-drained

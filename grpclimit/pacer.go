@@ -120,7 +120,7 @@ func (p *Pacer) UnaryInterceptor() grpc.UnaryClientInterceptor {
 		// Clipped: opts may be the connection's default call options, whose
 		// backing array every call of the connection shares.
 		err = invoker(ctx, method, req, reply, cc, append(slices.Clip(opts), grpc.Header(&header), grpc.Trailer(&trailer))...)
-		send.Done(answer(err, header, trailer))
+		send.Done(answer(err, header, trailer, serverEnded(ctx, trailer)))
 		return err
 	}
 }
@@ -146,7 +146,7 @@ func (p *Pacer) StreamInterceptor() grpc.StreamClientInterceptor {
 		}
 		cs, err := streamer(ctx, desc, cc, method, opts...)
 		if err != nil {
-			send.Done(answer(err, nil, nil))
+			send.Done(answer(err, nil, nil, false))
 			late.Done(client.Answer{Failed: true})
 			return nil, err
 		}
@@ -176,7 +176,8 @@ func (p *Pacer) StreamInterceptor() grpc.StreamClientInterceptor {
 // (see ended). Ended by the server (read to its end, its status
 // received), the slot is back (Send.End); ended on the client's side (its
 // context done, SendMsg failed, CANCELLED, DEADLINE_EXCEEDED or
-// UNAVAILABLE without a quota detail: see cutShort), the server may serve
+// UNAVAILABLE without a quota detail nor the server's trailers: see
+// cutShort), the server may serve
 // it still, until its handler returns, and the slot is held until a probe
 // after the quota's reset (Send.Cut).
 type pacedStream struct {
@@ -232,18 +233,19 @@ func (s *pacedStream) ended(err error) {
 		if md, herr := s.Header(); herr == nil {
 			h = md
 		}
-		var t metadata.MD
-		if !hasRateLimit(h) {
-			t = s.Trailer()
+		t := s.Trailer()
+		served := serverEnded(s.ctx, t)
+		if hasRateLimit(h) {
+			t = nil
 		}
-		s.send.Done(answer(err, h, t))
+		s.send.Done(answer(err, h, t, served))
 	})
 	s.lateOnce.Do(func() {
 		a := client.Answer{Failed: true}
 		if s.streaming && err != nil {
 			// Its status alone: the trailers of an admitted stream carry the
 			// RateLimit fields of its admission, not of its end.
-			if r := answer(err, nil, nil); r.Refused || r.Unavailable {
+			if r := answer(err, nil, nil, false); r.Refused || r.Unavailable {
 				a = r
 			}
 		}
@@ -263,8 +265,10 @@ func (s *pacedStream) ended(err error) {
 // handler returned: the call's context is done, or err is CANCELLED,
 // DEADLINE_EXCEEDED, or UNAVAILABLE without a quota detail (a connection
 // broken), the codes grpc-go gives a stream that its caller or its
-// connection ended. A status the server ended the stream with otherwise
-// came after its handler returned.
+// connection ended, and no trailers of the server's came with it (see
+// serverEnded). A status the server ended the stream with otherwise, or
+// one of those codes in its trailers (its handler's own: an upstream timed
+// out, a dependency down), came after its handler returned.
 func (s *pacedStream) cutShort(err error) bool {
 	if err == nil {
 		return false
@@ -274,11 +278,25 @@ func (s *pacedStream) cutShort(err error) bool {
 	}
 	switch status.Code(err) {
 	case codes.Canceled, codes.DeadlineExceeded:
-		return true
 	case codes.Unavailable:
-		return !answer(err, nil, nil).Unavailable
+		if answer(err, nil, nil, false).Unavailable {
+			return false
+		}
+	default:
+		return false
 	}
-	return false
+	return !serverEnded(s.ctx, s.Trailer())
+}
+
+// serverEnded reports whether a call whose trailers are trailer was ended
+// by the server's status, after its handler returned: trailers came (grpc-go
+// gives a call trailers only from the server's status, with its metadata,
+// never when the call's end is its own: a context done, a connection
+// broken) and the call's context is alive. A status the server sent with
+// trailers of no metadata cannot be told from grpc-go's own, and is not
+// taken for the server's.
+func serverEnded(ctx context.Context, trailer metadata.MD) bool {
+	return ctx.Err() == nil && len(trailer) > 0
 }
 
 // admitted finishes the stream's Send with its header, read by now with
@@ -343,13 +361,16 @@ func (s *pacedStream) SendMsg(m any) error {
 // status the server sent comes with metadata in one or the other (at
 // least the content-type of its header, or of its trailers when it was
 // answered trailers-only); a status grpc-go made on the client's side
-// comes with none. A refusal is RESOURCE_EXHAUSTED with a quota detail
-// (RetryInfo or QuotaFailure); an UNAVAILABLE or a cancelled call without
-// one is a call that may or may not have been counted; so is a call
-// without the server's metadata, or answered UNIMPLEMENTED, that has
-// neither RateLimit fields nor a quota detail: it did not reach the
-// server's limits (see Pacer). Any other answer came from the server.
-func answer(err error, header, trailer metadata.MD) client.Answer {
+// comes with none. served reports whether the server ended the call by its
+// status (see serverEnded). A refusal is RESOURCE_EXHAUSTED with a quota
+// detail (RetryInfo or QuotaFailure); an UNAVAILABLE without one, or a
+// call CANCELLED or past its DEADLINE_EXCEEDED, is a call that may or may
+// not have been counted, unless the server ended it (its handler's own
+// status: an answer); so is a call without the server's metadata, or
+// answered UNIMPLEMENTED, that has neither RateLimit fields nor a quota
+// detail: it did not reach the server's limits (see Pacer). Any other
+// answer came from the server.
+func answer(err error, header, trailer metadata.MD, served bool) client.Answer {
 	md := header
 	if len(trailer) > 0 {
 		md = metadata.Join(header, trailer)
@@ -376,9 +397,9 @@ func answer(err error, header, trailer metadata.MD) client.Answer {
 	case codes.ResourceExhausted:
 		a.Refused = quota
 	case codes.Unavailable:
-		a.Unavailable, a.Failed = quota, !quota
+		a.Unavailable, a.Failed = quota, !quota && !served
 	case codes.Canceled, codes.DeadlineExceeded:
-		a.Failed = true
+		a.Failed = !served
 	}
 	return a
 }
