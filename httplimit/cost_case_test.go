@@ -101,3 +101,54 @@ func TestACaseChangeDoesNotLowerACostBesideAPatternClashingInLowerCase(t *testin
 		}
 	}
 }
+
+// A request spelled as a cost's pattern pays that pattern's cost, beside a
+// less specific pattern that its path in lower case matches as written
+// ("GET /api/" for /api/health, "/" for every path). No upstream routes GET
+// /api/Health to "GET /api/": a case-sensitive one routes it as written, a
+// case-insensitive one (Express, ASP.NET Core) too, and reading 7 reads
+// /api/health against the patterns in lower case, where "GET /api/health"
+// is the more specific. So a free route stays free.
+func TestARequestSpelledAsAFreePatternIsFreeBesideALessSpecificCost(t *testing.T) {
+	for _, c := range []struct {
+		costs               map[string]int64
+		method, path, other string // other costs 2
+	}{
+		{map[string]int64{"GET /api/Health": 0, "GET /api/": 2}, "GET", "/api/Health", "/api/other"},
+		{map[string]int64{"GET /Status": 0, "/": 2}, "GET", "/Status", "/other"},
+		// A gRPC health check (full methods are case-sensitive), beside a
+		// cost of 2 for every other method.
+		{map[string]int64{"POST /grpc.health.v1.Health/Check": 0, "/": 2}, "POST", "/grpc.health.v1.Health/Check", "/other"},
+	} {
+		plans := []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(2, time.Minute)}, Costs: c.costs}}
+		mw, _ := clockedMiddleware(t, httplimit.Options{Plans: plans})
+		rs := repeat(req{method: c.method, path: c.path, remote: "192.0.2.1:1"}, 5)
+		rs = append(rs, repeat(req{method: "GET", path: c.other, remote: "192.0.2.1:1"}, 2)...)
+		// Five free requests spend nothing: the other path (2 of 2) is still admitted once.
+		want := []int{200, 200, 200, 200, 200, 200, 429}
+		if got := statuses(mw, rs...); !slices.Equal(got, want) {
+			t.Errorf("costs %v: %s %s ×5 (free), then GET %s ×2 (2 of 2 each): %v, want %v (the free route was charged)",
+				c.costs, c.method, c.path, c.other, got, want)
+		}
+	}
+}
+
+// A cost's pattern with an escaped letter ("/%41pi/bulk", the route
+// /Api/bulk as ServeMux reads it) is paid in another case as any other:
+// reading 7 reads /api/bulk and /API/bulk against the pattern's literals
+// unescaped and in lower case, as a rule of paths ["/%41pi/bulk"] takes
+// them.
+func TestACaseChangePaysTheCostOfAPatternWithAnEscapedLetter(t *testing.T) {
+	costs := map[string]int64{"POST /%41pi/bulk": 10}
+	plans := []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(10, time.Minute)}, Costs: costs}}
+	for _, path := range []string{"/Api/bulk", "/api/bulk", "/API/bulk"} {
+		mw, _ := clockedMiddleware(t, httplimit.Options{Plans: plans})
+		got := statuses(mw, req{method: "POST", path: path, remote: "192.0.2.1:1"},
+			req{method: "GET", path: "/other", remote: "192.0.2.1:1"})
+		if want := []int{200, 429}; !slices.Equal(got, want) {
+			t.Errorf("costs %v, 10 of 10: POST %s, then GET /other: %v, want %v (the POST paid less than 10)", costs, path, got, want)
+		}
+	}
+	mw := exceptMiddleware(t, httplimit.Rule{Name: "api", Paths: []string{"/%41pi/bulk"}, Limits: big()})
+	expectRuled(t, mw, []ruledCase{{req{method: "POST", path: "/api/bulk"}, true}, {req{method: "POST", path: "/API/bulk"}, true}})
+}

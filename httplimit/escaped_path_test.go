@@ -112,3 +112,27 @@ func TestRuleExceptPathsUnderEitherReadingOfAnEscapedPath(t *testing.T) {
 		t.Fatalf("%v, want %v", got, want)
 	}
 }
+
+// ServeMux reads an escaped path by its segments (reading 2: /api/admin%2Fy
+// is one segment admin/y below /api/), and that reading is read without a
+// trailing slash (reading 3) and in lower case (reading 7), as rules read
+// it: POST /api/admin%2Fy/ and POST /API/admin%2Fy, which Express (not
+// strict, in any case) and ASP.NET Core route to the same /api/{name}
+// handler with name "admin/y", pay what "POST /api/{name}" costs.
+func TestAnEscapedPathsSegmentsRespelledPayTheirCost(t *testing.T) {
+	costs := map[string]int64{"POST /api/{name}": 10}
+	plans := []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(10, time.Minute)}, Costs: costs}}
+	for _, path := range []string{"/api/admin%2Fy", "/api/admin%2Fy/", "/API/admin%2Fy", "/Api/Admin%2FY"} {
+		mw, _ := clockedMiddleware(t, httplimit.Options{Plans: plans})
+		got := statuses(mw, req{method: "POST", path: path, remote: "192.0.2.1:1"},
+			req{method: "GET", path: "/other", remote: "192.0.2.1:1"})
+		if want := []int{200, 429}; !slices.Equal(got, want) {
+			t.Errorf("costs %v, 10 of 10: POST %s, then GET /other: %v, want %v (the POST paid less than 10)", costs, path, got, want)
+		}
+	}
+	mw := exceptMiddleware(t, httplimit.Rule{Name: "api", Paths: []string{"/api/{name}"}, Limits: big()})
+	expectRuled(t, mw, []ruledCase{
+		{req{method: "POST", path: "/api/admin%2Fy/"}, true},
+		{req{method: "POST", path: "/API/admin%2Fy"}, true},
+	})
+}

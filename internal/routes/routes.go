@@ -42,9 +42,9 @@ type Mux struct {
 	// or for no pattern while root is "".
 	root string
 	// lower holds the patterns with their paths' literals in lower case,
-	// once some pattern has an upper-case letter in a literal of its path
-	// (nil: mux serves for them), for the spellings in lower case (see
-	// Spellings):
+	// once some pattern has an upper-case letter, written or escaped
+	// ("%41"), in a literal of its path (nil: mux serves for them), for the
+	// spellings in lower case (see Spellings):
 	// each in the first of its ServeMuxes that takes it beside the patterns
 	// there, so that patterns ServeMux cannot hold together in lower case
 	// are in different ones (see addLower). lowerOf maps each pattern

@@ -4,6 +4,7 @@ import (
 	"iter"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -100,21 +101,56 @@ func Unformatted(p string) (string, bool) {
 }
 
 // lowerPath returns the ServeMux pattern p with the literal segments of
-// its path in lower case: its method, host and wildcards' names as they
-// are. A wildcard's name is no part of what a pattern matches, and names
-// that differ only in case would be one name lowered ("/bulk/{A}/{a}").
+// its path in lower case as ServeMux reads them (see lowerSegment): its
+// method, host and wildcards' names as they are. A wildcard's name is no
+// part of what a pattern matches, and names that differ only in case
+// would be one name lowered ("/bulk/{A}/{a}"). It is p itself when its
+// literals are in lower case so read.
 func lowerPath(p string) string {
 	_, j := HostSpan(p)
-	if strings.ToLower(p[j:]) == p[j:] {
+	if strings.IndexByte(p[j:], '%') < 0 && strings.ToLower(p[j:]) == p[j:] {
 		return p
 	}
-	segs := strings.Split(p[j:], "/")
+	segs, lowered := strings.Split(p[j:], "/"), false
 	for i, seg := range segs {
 		if !strings.HasPrefix(seg, "{") { // ServeMux takes "{" only at a wildcard's start
-			segs[i] = strings.ToLower(seg)
+			if l := lowerSegment(seg); l != seg {
+				segs[i], lowered = l, true
+			}
 		}
 	}
+	if !lowered {
+		return p
+	}
 	return p[:j] + strings.Join(segs, "/")
+}
+
+// lowerSegment returns the segment seg of an escaped path (a request's,
+// or a pattern's literal) in lower case as ServeMux reads it, one segment
+// unescaped: where seg has escapes, unescaped, lowered and escaped again
+// ("%41pi" is "api", "Admin%2FY" "admin%2Fy", "caf%C3%89" "caf%C3%A9"),
+// else its text lowered. It is seg itself when seg so read is in lower
+// case.
+func lowerSegment(seg string) string {
+	if strings.IndexByte(seg, '%') >= 0 {
+		if u, err := url.PathUnescape(seg); err == nil {
+			if l := strings.ToLower(u); l != u {
+				return url.PathEscape(l)
+			}
+			return seg
+		}
+	}
+	return strings.ToLower(seg)
+}
+
+// lowerEscaped returns the cleaned escaped path e with each segment in
+// lower case as ServeMux reads it (see lowerSegment).
+func lowerEscaped(e string) string {
+	segs := strings.Split(e, "/")
+	for i, seg := range segs {
+		segs[i] = lowerSegment(seg)
+	}
+	return strings.Join(segs, "/")
 }
 
 // lowered is a pattern of m.lower: the patterns, as configured, whose
@@ -127,8 +163,9 @@ type lowered struct {
 }
 
 // handleLower adds the registered pattern p to m.lower, in lower case.
-// m.lower is made when a first pattern has an upper-case letter in its
-// path's literals; until then m.mux serves for it.
+// m.lower is made when a first pattern has an upper-case letter, written
+// or escaped, in its path's literals (see lowerPath); until then m.mux
+// serves for it.
 func (m *Mux) handleLower(p string) {
 	if m.lower != nil {
 		m.addLower(p)
@@ -162,7 +199,7 @@ func (m *Mux) addLower(p string) {
 	}
 	i := slices.IndexFunc(m.lower, func(l lowerMux) bool { return handle(l.mux, lp) == nil })
 	if i < 0 {
-		l := lowerMux{mux: http.NewServeMux(), first: map[string]bool{}}
+		l := lowerMux{mux: http.NewServeMux(), lits: map[litAt]bool{}}
 		l.mux.Handle("/", http.NotFoundHandler())
 		if handle(l.mux, lp) != nil {
 			return // not so: m.mux took p beside "/"
@@ -172,35 +209,63 @@ func (m *Mux) addLower(p string) {
 	method, host, path := splitPattern(lp)
 	w := &lowered{configured: []string{c}, method: method, host: host, segs: segments(path)}
 	m.lowerAt[route], m.lowerOf[lp] = lp, w
-	if first := w.segs[0]; first.wild || first.rest {
-		m.lower[i].anyFirst = true
-	} else {
-		m.lower[i].first[first.lit] = true
-	}
+	m.lower[i].add(w.segs)
 }
 
-// lowerMux is a ServeMux of m.lower, with what the paths of its patterns
-// (but its catch-all "/") start with: first holds their first segments
-// that are literals, unescaped, and anyFirst is whether one starts with a
-// wildcard or is a subtree of "/".
+// lowerMux is a ServeMux of m.lower, with where the paths of its patterns
+// (but its catch-all "/") have a first literal segment, so that a path
+// none of them may match is not read there: lits holds, for each pattern
+// with one, that segment (its index among the path's segments, and its
+// text unescaped and in lower case, "" for {$}), and upTo the largest
+// index there; anyPath is whether a pattern has none ("/{a}/{b}").
 type lowerMux struct {
-	mux      *http.ServeMux
-	first    map[string]bool
-	anyFirst bool
+	mux     *http.ServeMux
+	lits    map[litAt]bool
+	upTo    int
+	anyPath bool
+}
+
+// litAt is a literal segment of a path at its index among the segments.
+type litAt struct {
+	at  int
+	lit string
+}
+
+// add records where the path of a pattern of l, its segments segs (see
+// segments), has its first literal segment.
+func (l *lowerMux) add(segs []pathSeg) {
+	for i, s := range segs {
+		if !s.wild && !s.rest {
+			l.lits[litAt{i, s.lit}], l.upTo = true, max(l.upTo, i)
+			return
+		}
+	}
+	l.anyPath = true
 }
 
 // mayMatch reports whether some pattern of l but its catch-all may match
-// the path p (unescaped, without RawPath): a ServeMux matched only by its
-// catch-all allocates, to try p with a trailing slash.
-func (l *lowerMux) mayMatch(p string) bool {
-	if l.anyFirst {
+// the path of u as ServeMux reads it, or with a trailing slash added (its
+// redirect to a subtree or {$}): the path's segment at the index of a
+// pattern's first literal segment is that literal, as each segment before
+// it fills a wildcard. A ServeMux matched only by its catch-all allocates,
+// to try the path with that slash. It allocates nothing, and is true for
+// an escaped path (u.RawPath set), whose segments are not u.Path's.
+func (l *lowerMux) mayMatch(u *url.URL) bool {
+	if l.anyPath || u.RawPath != "" {
 		return true
 	}
-	p = p[1:]
-	if i := strings.IndexByte(p, '/'); i >= 0 {
-		p = p[:i]
+	rest := u.Path[1:]
+	for i := 0; i <= l.upTo; i++ {
+		seg, next, more := strings.Cut(rest, "/")
+		if l.lits[litAt{i, seg}] {
+			return true
+		}
+		if !more {
+			return l.lits[litAt{i + 1, ""}] // {$}, with the slash added
+		}
+		rest = next
 	}
-	return l.first[p]
+	return false
 }
 
 // asConfigured returns the registered pattern p as first handed to Handle.
@@ -230,24 +295,28 @@ func (m *Mux) MatchesAny(r *http.Request) bool {
 // it and decoded (see Decoded); the decoded path without path parameters
 // (see WithoutParams), and with its backslashes as slashes, with and
 // without path parameters (see WithoutBackslashes); each without a
-// trailing slash (see Unslashed), and in lower case, read as the path
-// spelled so is and against the patterns' paths with their literals in
-// lower case (their wildcards' names as written). There each pattern
-// whose path in lower case is the route (see Normal) matched is yielded
-// ("POST /Items/{id}" and "POST /items/{key}" for /ITEMS/7): of the
-// patterns in lower case that the path matches, the one ServeMux would
-// route it to, or where ServeMux cannot hold them together, each that no
-// other takes precedence over ("POST /API/{version}/bulk" and "POST
-// /Api/v2/{op}" for /api/v2/bulk); r's method in any case. A
-// spelling that is another's is not read again, so a request spelled as
-// ServeMux routes it, its path clean and in lower case beside patterns in
-// lower case, is read once. Last, the decoded spellings without a trailing
-// slash and then without a format suffix (see Unformatted), in their case
-// and in lower case, each yielding only a pattern that the suffix steps
-// off (see stepsOff): /v1/login.json yields "POST /v1/login", while
-// /v1/openapi.json yields no "/v1/" for it, which the path with its
-// suffix is read under already. A pattern may be yielded more than once.
-// The zero Mux yields nothing.
+// trailing slash (see Unslashed), and in lower case with and without
+// one, ServeMux's reading too where it puts the path's segments otherwise
+// than the decoded path ("/API/admin%2Fy/" is one segment admin/y below
+// /api/). In lower case a path is read against the patterns' paths with
+// their literals in lower case as ServeMux reads them, unescaped
+// ("/%41pi/bulk" is /api/bulk; their wildcards' names as written), not
+// against the patterns as written. There each pattern whose path in lower
+// case is the route (see Normal) matched is yielded ("POST /Items/{id}"
+// and "POST /items/{key}" for /ITEMS/7): of the patterns in lower case
+// that the path matches, the one ServeMux would route it to ("GET
+// /api/Health", not "GET /api/", for /api/health), or where ServeMux
+// cannot hold them together, each that no other takes precedence over
+// ("POST /API/{version}/bulk" and "POST /Api/v2/{op}" for /api/v2/bulk);
+// r's method in any case. A spelling that is another's is not read
+// again, so a request spelled as ServeMux routes it, its path clean and
+// in lower case beside patterns in lower case, is read once. Last, the
+// decoded spellings without a trailing slash and then without a format
+// suffix (see Unformatted), in their case and in lower case, each
+// yielding only a pattern that the suffix steps off (see stepsOff):
+// /v1/login.json yields "POST /v1/login", while /v1/openapi.json yields
+// no "/v1/" for it, which the path with its suffix is read under already.
+// A pattern may be yielded more than once. The zero Mux yields nothing.
 func (m *Mux) Spellings(r *http.Request) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		if m == nil || m.mux == nil {
@@ -270,7 +339,7 @@ func (m *Mux) spellings(r *http.Request, yield func(string) bool) bool {
 	if r.URL == nil {
 		return true
 	}
-	if d := Decoded(r); d != nil && !yield(m.Pattern(d)) {
+	if d := Decoded(r); d != nil && (!yield(m.Pattern(d)) || !m.escapedSpellings(r, yield)) {
 		return false
 	}
 	rs := readings(CleanPath(r.URL.Path))
@@ -312,11 +381,7 @@ func (m *Mux) unformattedSpellings(r *http.Request, rs *[4]string, yield func(st
 		if !steppedOff(m.Pattern(withPath(r, f))) {
 			return false
 		}
-		lf := strings.ToLower(f)
-		if lf != f && !steppedOff(m.Pattern(withPath(r, lf))) {
-			return false
-		}
-		if m.lower != nil && !m.lowerMatches(withPath(r, lf), steppedOff) {
+		if lf := strings.ToLower(f); (lf != f || m.lower != nil) && !m.inLowerCase(withPath(r, lf), steppedOff) {
 			return false
 		}
 	}
@@ -324,27 +389,71 @@ func (m *Mux) unformattedSpellings(r *http.Request, rs *[4]string, yield func(st
 }
 
 // lowerSpellings is spellings' step for the reading rp of r's path in
-// lower case, with and without a trailing slash: read against the
-// patterns as written (but where rp is in lower case already, and read so
-// before) and against the patterns in lower case (see lowerMatches). It
-// returns false when yield did.
+// lower case, with and without a trailing slash (see inLowerCase; but
+// where rp and the patterns are in lower case already, and read so
+// before). It returns false when yield did.
 func (m *Mux) lowerSpellings(r *http.Request, rp string, yield func(string) bool) bool {
 	lp := strings.ToLower(rp)
 	if lp == rp && m.lower == nil {
 		return true // read above, in the same case
 	}
-	read := func(p string) bool {
-		lr := withPath(r, p)
-		// A reading in lower case that no pattern matches as written
-		// yields nothing: the path as written was read for that.
-		written := m.Pattern(lr)
-		return (lp == rp || written == "" || yield(written)) && (m.lower == nil || m.lowerMatches(lr, yield))
-	}
-	if !read(lp) {
+	if !m.inLowerCase(withPath(r, lp), yield) {
 		return false
 	}
 	u, ok := Unslashed(lp)
-	return !ok || read(u)
+	return !ok || m.inLowerCase(withPath(r, u), yield)
+}
+
+// escapedSpellings is spellings' step for ServeMux's reading of r's
+// escaped path where it puts the path's segments otherwise than the
+// decoded path does (see segmentsApart): without a trailing slash, and in
+// lower case with and without one ("/API/admin%2Fy/" is one segment
+// admin/y below /api/). It returns false when yield did.
+func (m *Mux) escapedSpellings(r *http.Request, yield func(string) bool) bool {
+	e := CleanPath(r.URL.EscapedPath())
+	if !segmentsApart(e) {
+		return true // its segments are the decoded path's, read so
+	}
+	if u, ok := Unslashed(e); ok && !yield(m.Pattern(withEscapedPath(r, u))) {
+		return false
+	}
+	le := lowerEscaped(e)
+	if le == e && m.lower == nil {
+		return true // read above, in the same case
+	}
+	if !m.inLowerCase(withEscapedPath(r, le), yield) {
+		return false
+	}
+	u, ok := Unslashed(le)
+	return !ok || m.inLowerCase(withEscapedPath(r, u), yield)
+}
+
+// segmentsApart reports whether ServeMux reads the cleaned escaped path e
+// by other segments than the decoded path has: a segment of e keeps an
+// escaped slash ("admin%2Fy"), or is an escaped dot segment ("%2E%2E"),
+// which cleaning the decoded path resolves.
+func segmentsApart(e string) bool {
+	for seg := range strings.SplitSeq(e[1:], "/") {
+		if strings.IndexByte(seg, '%') < 0 {
+			continue
+		}
+		if u, err := url.PathUnescape(seg); err == nil && (strings.IndexByte(u, '/') >= 0 || u == "." || u == "..") {
+			return true
+		}
+	}
+	return false
+}
+
+// inLowerCase yields the patterns, as configured, that the request r,
+// whose path is in lower case, matches against the patterns' paths with
+// their literals in lower case, or "" for none: m.mux's where those are
+// the patterns as written, else m.lower's (see lowerMatches). It returns
+// false when yield did.
+func (m *Mux) inLowerCase(r *http.Request, yield func(string) bool) bool {
+	if m.lower == nil {
+		return yield(m.Pattern(r))
+	}
+	return m.lowerMatches(r, yield)
 }
 
 // stepsOff reports whether pattern, which the path f matches, matches no
@@ -377,7 +486,7 @@ func (m *Mux) lowerMatches(r *http.Request, yield func(string) bool) bool {
 	held, miss := buf[:0], ""
 	for i := range m.lower {
 		l := &m.lower[i]
-		if i > 0 && !l.mayMatch(r.URL.Path) {
+		if i > 0 && !l.mayMatch(r.URL) {
 			continue
 		}
 		_, p := l.mux.Handler(r)
@@ -455,6 +564,19 @@ func redirected(pattern, p string) bool {
 		pattern = pattern[i:]
 	}
 	return strings.Count(p, "/") < strings.Count(pattern, "/")
+}
+
+// withEscapedPath returns a copy of r whose path is the escaped path e,
+// which ServeMux reads by its segments, each unescaped.
+func withEscapedPath(r *http.Request, e string) *http.Request {
+	u := *r.URL
+	u.RawPath = e
+	if p, err := url.PathUnescape(e); err == nil {
+		u.Path = p
+	}
+	r2 := *r
+	r2.URL = &u
+	return &r2
 }
 
 // withPath returns r under the reading of its path p, decoded and

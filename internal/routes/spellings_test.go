@@ -286,3 +286,121 @@ func TestMuxSpellingsOfALiteralPathAllocateNothingBesidePatternsClashingInLowerC
 		t.Errorf("POST /bulk: %.0f allocations, want 0", n)
 	}
 }
+
+// A path read in lower case yields the pattern ServeMux routes it to among
+// the patterns in lower case, not a less specific one that the lowered
+// path matches as written: /api/health is "GET /api/Health"'s in lower
+// case, not "GET /api/"'s, and a gRPC method (full methods are
+// case-sensitive) spelled as its pattern is that pattern's alone beside
+// "/{service}/{method}" or "/". So without a format suffix:
+// /v1/jobs/status is "GET /v1/Jobs/status"'s, not "GET /v1/{x}/status"'s.
+func TestMuxSpellingsInLowerCaseYieldNoLessSpecificPatternAsWritten(t *testing.T) {
+	for _, c := range []struct {
+		patterns       []string
+		method, target string
+		want           []string
+	}{
+		{[]string{"GET /api/Health", "GET /api/"}, "GET", "/api/Health", []string{"GET /api/Health"}},
+		{[]string{"POST /svc.Echo/Heavy", "/{service}/{method}"}, "POST", "/svc.Echo/Heavy", []string{"POST /svc.Echo/Heavy"}},
+		{[]string{"POST /svc.Echo/Heavy", "/"}, "POST", "/svc.Echo/Heavy", []string{"POST /svc.Echo/Heavy"}},
+		{[]string{"GET /v1/Jobs/status", "GET /v1/{x}/status", "/"}, "GET", "/v1/Jobs/status.json", []string{"/", "GET /v1/Jobs/status"}},
+	} {
+		var m Mux
+		for _, p := range c.patterns {
+			if err := m.Handle(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		seen := map[string]bool{}
+		for p := range m.Spellings(httptest.NewRequest(c.method, c.target, nil)) {
+			seen[p] = true
+		}
+		if got := slices.Sorted(maps.Keys(seen)); !slices.Equal(got, c.want) {
+			t.Errorf("%q: Spellings(%s %s) yielded %q, want %q", c.patterns, c.method, c.target, got, c.want)
+		}
+	}
+}
+
+// ServeMux reads an escaped path by its segments ("/api/admin%2Fy" is one
+// segment admin/y below /api/), and that reading is respelled as the
+// decoded one is: without a trailing slash, and in lower case, which
+// Express (not strict, in any case) and ASP.NET Core route to the same
+// /api/{name} handler with name "admin/y".
+func TestMuxMatchesAnyRespellingOfAnEscapedPathsSegments(t *testing.T) {
+	for _, pats := range [][]string{{"POST /api/{name}"}, {"POST /api/{name}", "POST /Other"}} {
+		var m Mux
+		for _, p := range pats {
+			if err := m.Handle(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, target := range []string{"/api/admin%2Fy", "/api/admin%2Fy/", "/API/admin%2Fy", "/Api/Admin%2FY/"} {
+			if !m.MatchesAny(httptest.NewRequest("POST", target, nil)) {
+				t.Errorf("patterns %q: POST %s not matched under any spelling", pats, target)
+			}
+		}
+	}
+}
+
+// ServeMux unescapes a pattern's literal segments ("/%41pi/bulk" is the
+// route /Api/bulk), and a path in lower case is read against them so
+// unescaped and lowered: /api/bulk and /API/bulk are that route's, as
+// /caf%C3%A9/bulk (café) is "/caf%C3%89/bulk"'s (cafÉ).
+func TestMuxSpellingsInLowerCaseReadAPatternsEscapedLetters(t *testing.T) {
+	for _, pats := range [][]string{{"POST /%41pi/bulk"}, {"POST /%41pi/bulk", "POST /Other"}, {"POST /caf%C3%89/bulk"}} {
+		var m Mux
+		for _, p := range pats {
+			if err := m.Handle(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		targets := []string{"/api/bulk", "/API/bulk"}
+		if pats[0] == "POST /caf%C3%89/bulk" {
+			targets = []string{"/caf%C3%A9/bulk", "/CAF%C3%A9/bulk"}
+		}
+		for _, target := range targets {
+			if !slices.Contains(slices.Collect(m.Spellings(httptest.NewRequest("POST", target, nil))), pats[0]) {
+				t.Errorf("patterns %q: POST %s does not yield %q (its route in another case)", pats, target, pats[0])
+			}
+		}
+	}
+}
+
+// A ServeMux of m.lower after the first is read only for a path that has,
+// at the index of some pattern's first literal segment, that literal: its
+// catch-all allocates. A clashing pattern starting with a wildcard ("GET
+// /{tenant}/Items/count" beside "GET /acme/items/{id}", disjoint as
+// written, overlapping in lower case) is read by its "items" second, so a
+// literal path allocates nothing beside it, and a path it matches still
+// yields it.
+func TestMuxSpellingsOfALiteralPathAllocateNothingBesideAClashingPatternStartingWithAWildcard(t *testing.T) {
+	var m Mux
+	for _, p := range []string{"POST /bulk", "GET /acme/items/{id}", "GET /{tenant}/Items/count"} {
+		if err := m.Handle(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(m.lower) < 2 {
+		t.Fatalf("%d ServeMuxes in lower case, want 2 or more", len(m.lower))
+	}
+	r := httptest.NewRequest("POST", "/bulk", nil)
+	spell := func() {
+		for range m.Spellings(r) {
+		}
+	}
+	if n := testing.AllocsPerRun(100, spell); n != 0 {
+		t.Errorf("POST /bulk: %.0f allocations, want 0", n)
+	}
+	for target, want := range map[string][]string{
+		"/x/ITEMS/count":    {"", "GET /{tenant}/Items/count"},
+		"/ACME/items/count": {"", "GET /acme/items/{id}", "GET /{tenant}/Items/count"},
+	} {
+		seen := map[string]bool{}
+		for p := range m.Spellings(httptest.NewRequest("GET", target, nil)) {
+			seen[p] = true
+		}
+		if got := slices.Sorted(maps.Keys(seen)); !slices.Equal(got, want) {
+			t.Errorf("Spellings(GET %s) yielded %q, want %q", target, got, want)
+		}
+	}
+}
