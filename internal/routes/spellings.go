@@ -411,7 +411,7 @@ func (m *Mux) lowerSpellings(r *http.Request, rp string, yield func(string) bool
 // admin/y below /api/). It returns false when yield did.
 func (m *Mux) escapedSpellings(r *http.Request, yield func(string) bool) bool {
 	e := CleanPath(r.URL.EscapedPath())
-	if !segmentsApart(e) {
+	if !segmentsApart(e, r.URL.Path) {
 		return true // its segments are the decoded path's, read so
 	}
 	if u, ok := Unslashed(e); ok && !yield(m.Pattern(withEscapedPath(r, u))) {
@@ -429,10 +429,15 @@ func (m *Mux) escapedSpellings(r *http.Request, yield func(string) bool) bool {
 }
 
 // segmentsApart reports whether ServeMux reads the cleaned escaped path e
-// by other segments than the decoded path has: a segment of e keeps an
-// escaped slash ("admin%2Fy"), or is an escaped dot segment ("%2E%2E"),
-// which cleaning the decoded path resolves.
-func segmentsApart(e string) bool {
+// by other segments than the decoded path, decoded, has once cleaned: a
+// segment of e keeps an escaped slash ("admin%2Fy"), or is an escaped dot
+// segment ("%2E%2E"), which cleaning the decoded path resolves, or
+// cleaning e removed one ("/x%2Fy/../bulk/" is "/bulk/" escaped, but
+// "/x/bulk/" decoded).
+func segmentsApart(e, decoded string) bool {
+	if u, err := url.PathUnescape(e); err == nil && u != CleanPath(decoded) {
+		return true
+	}
 	for seg := range strings.SplitSeq(e[1:], "/") {
 		if strings.IndexByte(seg, '%') < 0 {
 			continue
