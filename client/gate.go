@@ -155,7 +155,6 @@ func (g *LimiterGate) acquire(ctx context.Context, cost int64) (release, sent fu
 	if cost <= 0 {
 		return func() {}, nil, ctx.Err()
 	}
-	reportWaits(ctx)
 	if err := g.sent.exceeds(cost); err != nil {
 		return nil, nil, err
 	}
@@ -200,7 +199,7 @@ func (g *LimiterGate) acquire(ctx context.Context, cost int64) (release, sent fu
 		return nil, nil, err
 	}
 	release = g.releaser(checks, &d)
-	if err := checkWait(ctx, d.Delay, maxHint, "gate "+d.Limit.Name()); err != nil {
+	if err := checkGateWait(ctx, d.Delay, maxHint, "gate "+d.Limit.Name()); err != nil {
 		return release, sent, err // the slot is spent: a queue cannot give it back
 	}
 	return release, sent, gateSleep(ctx, d.Delay)
@@ -268,7 +267,6 @@ func (g *APIGate) Wait(ctx context.Context, cost int64) error {
 	if cost <= 0 {
 		return ctx.Err()
 	}
-	reportWaits(ctx)
 	req := g.req
 	req.Cost = &cost
 	var res *CheckResponse
@@ -287,7 +285,7 @@ func (g *APIGate) Wait(ctx context.Context, cost int64) error {
 		return err
 	}
 	d := millis(res.DelayMs)
-	if err := checkWait(ctx, d, maxHint, "gate "+res.Limit); err != nil {
+	if err := checkGateWait(ctx, d, maxHint, "gate "+res.Limit); err != nil {
 		return err
 	}
 	return gateSleep(ctx, d)
@@ -305,23 +303,29 @@ func millis(ms int64) time.Duration {
 }
 
 // gateCall is how long a Gate may take to admit without waiting: a round
-// trip to its store or decision API. A Gate of another package whose call
-// lasts longer is taken to have waited, the whole of its call (see
-// gateWaits); and a Gate is given this long at least to answer, however
-// little of Retry.MaxWait is left, so that one that can admit at once is
-// not failed for want of time to say so.
+// trip to its store or decision API. Of a Gate's call, what lasts longer
+// counts as a wait (see gateWaits); and a Gate's context is given this
+// long at least before its deadline, however little of Retry.MaxWait is
+// left, so that one that can admit at once is not failed for want of time
+// to say so.
 const gateCall = 20 * time.Millisecond
 
 // gateWaits is the context a Transport asks its Gate with. The Gates of
-// this package report to it (see reportWaits) and add to it every span
-// they block for (see blocked): in line behind a refused waiter, for a
-// refusal's RetryAfter, a slot, a window's room, a queue's Delay. Their
-// round trips to a store or a decision API are not waits, and count
-// toward Retry.MaxWait only when a Gate of this package does not report.
+// this package add to it every span they block for (see blocked): in line
+// behind a refused waiter, for a refusal's RetryAfter, a slot, a window's
+// room, a queue's Delay. Their round trips to a store or a decision API
+// are not waits. A Gate's call spends of Retry.MaxWait the longer of the
+// spans reported and what the call lasts beyond gateCall: the time a Gate
+// of another package spends, even one that asks a Gate of this package in
+// turn, is never dropped. A wait a Gate of this package knows the end of
+// (a refusal's RetryAfter, a queue's Delay) is compared with what is left
+// of Retry.MaxWait (see checkGateWait), not with the context's deadline,
+// which gateCall pads.
 type gateWaits struct {
 	context.Context
-	reported atomic.Bool
-	waited   atomic.Int64
+	start  time.Time     // when the Gate was called
+	left   time.Duration // what was left of Retry.MaxWait then; may be 0 or less
+	waited atomic.Int64
 }
 
 type gateWaitsKey struct{}
@@ -333,25 +337,24 @@ func (c *gateWaits) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// spent returns how long the Gate asked with c waited, its call having
-// lasted call: what it reported, or for a Gate that does not report, its
-// whole call when that was longer than gateCall.
+// spent returns how much of Retry.MaxWait the Gate asked with c has spent,
+// its call having lasted call: the spans it reported, or what the call
+// lasted beyond gateCall, whichever is longer.
 func (c *gateWaits) spent(call time.Duration) time.Duration {
-	switch {
-	case c.reported.Load():
-		return time.Duration(c.waited.Load())
-	case call > gateCall:
-		return call
-	}
-	return 0
+	return max(time.Duration(c.waited.Load()), call-gateCall)
 }
 
-// reportWaits marks ctx's gateWaits, if it has one, as reported by a Gate
-// of this package: its waits are what blocked adds.
-func reportWaits(ctx context.Context) {
-	if c, ok := ctx.Value(gateWaitsKey{}).(*gateWaits); ok {
-		c.reported.Store(true)
+// checkGateWait is checkWait for a Gate's known wait of d: when ctx is a
+// Transport's gateWaits, a wait above 0 that would outlast what is left of
+// Retry.MaxWait now (which may be nothing) fails with ErrWaitTooLong too.
+func checkGateWait(ctx context.Context, d, maxWait time.Duration, what string) error {
+	if c, ok := ctx.Value(gateWaitsKey{}).(*gateWaits); ok && d > 0 {
+		if left := c.left - c.spent(time.Since(c.start)); d > left {
+			return fmt.Errorf("%w: %s: %v is longer than what is left of Retry.MaxWait, %v",
+				ErrWaitTooLong, what, d.Round(time.Millisecond), max(left, 0).Round(time.Millisecond))
+		}
 	}
+	return checkWait(ctx, d, maxWait, what)
 }
 
 // gateSleep is sleep for a Gate: a wait of d above 0 is added to ctx's

@@ -60,8 +60,9 @@ type refusal struct {
 // fails, and returns its error. ask is called without the turn unless
 // others are lined up for it; a refusal takes the turn, whose holder
 // sleeps what remains of the refusal's wait and asks again. A refusal
-// that no wait can end (sluice.Never), or whose wait would pass maxHint or
-// ctx's deadline, is returned at once as ErrExceedsBurst or ErrWaitTooLong.
+// that no wait can end (sluice.Never), or whose wait would pass maxHint,
+// what is left of a Transport's Retry.MaxWait (see checkGateWait) or ctx's
+// deadline, is returned at once as ErrExceedsBurst or ErrWaitTooLong.
 // A context that has ended asks nothing.
 func (t *turn) admit(ctx context.Context, cost int64, ask func() (*refusal, error)) error {
 	if err := ctx.Err(); err != nil {
@@ -107,7 +108,7 @@ func (r *refusal) hopeless(ctx context.Context, cost int64) error {
 	if r.retryAfter == sluice.Never {
 		return exceedsBurst(cost, r.limit, r.burst)
 	}
-	return checkWait(ctx, r.retryAfter, maxHint, "gate "+r.limit)
+	return checkGateWait(ctx, r.retryAfter, maxHint, "gate "+r.limit)
 }
 
 // exceedsBurst is a gate's error for a cost that limit, of burst units (0

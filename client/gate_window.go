@@ -105,11 +105,12 @@ func (s *sentWindows) reserve(ctx context.Context, cost int64, maxWait time.Dura
 }
 
 // await blocks until changed is closed, wake (unless zero) passes, or ctx
-// ends; a wake beyond maxWait or ctx's deadline is not awaited.
+// ends; a wake beyond maxWait, what is left of a Transport's
+// Retry.MaxWait (see checkGateWait) or ctx's deadline is not awaited.
 func (s *sentWindows) await(ctx context.Context, changed <-chan struct{}, now, wake time.Time, maxWait time.Duration) error {
 	var fired <-chan time.Time
 	if !wake.IsZero() {
-		if err := checkWait(ctx, wake.Sub(now), maxWait, "gate"); err != nil {
+		if err := checkGateWait(ctx, wake.Sub(now), maxWait, "gate"); err != nil {
 			return err
 		}
 		timer := time.NewTimer(wake.Sub(now))

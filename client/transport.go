@@ -145,11 +145,14 @@ const drainGrace = 100 * time.Millisecond
 // once it has lasted Retry.MaxWait. Every wait of one request counts
 // toward Retry.MaxWait: the holds, the Gate's and a slot's before each
 // attempt, and the waits before its retries. A Gate's round trip to its
-// store or decision API is no wait: the Gates of this package report the
-// spans they block for, and another Gate's call counts when it lasts more
-// than 20ms. A Gate is given 20ms at least to admit, however little of
-// Retry.MaxWait is left, so that the retry a wait was accepted for is
-// made through a Gate that can admit at once.
+// store or decision API is no wait: a Gate's call counts the spans the
+// Gates of this package report they block for, or what the call lasts
+// beyond 20ms, whichever is longer (so a Gate of another package that
+// paces on its own counts even when it then asks one of this package's).
+// A Gate is given 20ms at least to admit, however little of Retry.MaxWait
+// is left, so that the retry a wait was accepted for is made through a
+// Gate that can admit at once; a wait this package's Gates know the end of
+// (a refusal's, a queue's Delay) is not begun past what is left.
 //
 // The zero Transport is usable: http.DefaultTransport, no Gate, cost 1 per
 // request, learning on, the default RetryPolicy. Set its fields before the
@@ -594,15 +597,18 @@ func (t *Transport) admit(req *http.Request, h *hostState, cost int64, maxWait t
 		// The Gate's wait is the Transport's own too: bounded by what is
 		// left of maxWait, so that a Gate that knows its wait ends beyond
 		// it does not begin it, and counted in the wait for the quota. The
-		// Gate is given gateCall at least, to admit without waiting, and
-		// only its waits count, not its round trips (see gateWaits).
+		// Gate's deadline gives it gateCall at least, to admit without
+		// waiting, and only its waits count, not its round trips; the
+		// waits it knows the end of are compared with what is left
+		// unpadded (see gateWaits).
 		gctx, asked := ctx, ctx
 		var gw *gateWaits
 		if t.policy.MaxWait < maxHint {
+			left := maxWait - waited
 			var cancel context.CancelFunc
-			gctx, cancel = context.WithTimeout(ctx, max(maxWait-waited, gateCall))
+			gctx, cancel = context.WithTimeout(ctx, max(left, gateCall))
 			defer cancel()
-			gw = &gateWaits{Context: gctx}
+			gw = &gateWaits{Context: gctx, start: start, left: left}
 			asked = gw
 		}
 		var err error

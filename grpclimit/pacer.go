@@ -176,8 +176,8 @@ func (p *Pacer) StreamInterceptor() grpc.StreamClientInterceptor {
 // (see ended). Ended by the server (read to its end, its status
 // received), the slot is back (Send.End); ended on the client's side (its
 // context done, SendMsg failed, CANCELLED, DEADLINE_EXCEEDED or
-// UNAVAILABLE without a quota detail nor the server's trailers: see
-// cutShort), the server may serve
+// UNAVAILABLE without a quota detail nor trailers with RateLimit fields:
+// see cutShort), the server may serve
 // it still, until its handler returns, and the slot is held until a probe
 // after the quota's reset (Send.Cut).
 type pacedStream struct {
@@ -265,10 +265,11 @@ func (s *pacedStream) ended(err error) {
 // handler returned: the call's context is done, or err is CANCELLED,
 // DEADLINE_EXCEEDED, or UNAVAILABLE without a quota detail (a connection
 // broken), the codes grpc-go gives a stream that its caller or its
-// connection ended, and no trailers of the server's came with it (see
-// serverEnded). A status the server ended the stream with otherwise, or
-// one of those codes in its trailers (its handler's own: an upstream timed
-// out, a dependency down), came after its handler returned.
+// connection ended, unless trailers with RateLimit fields came with it
+// (see serverEnded). A status the server ended the stream with otherwise,
+// or one of those codes in trailers with its RateLimit fields (its
+// handler's own: an upstream timed out, a dependency down), came after its
+// handler returned.
 func (s *pacedStream) cutShort(err error) bool {
 	if err == nil {
 		return false
@@ -289,14 +290,16 @@ func (s *pacedStream) cutShort(err error) bool {
 }
 
 // serverEnded reports whether a call whose trailers are trailer was ended
-// by the server's status, after its handler returned: trailers came (grpc-go
-// gives a call trailers only from the server's status, with its metadata,
-// never when the call's end is its own: a context done, a connection
-// broken) and the call's context is alive. A status the server sent with
-// trailers of no metadata cannot be told from grpc-go's own, and is not
-// taken for the server's.
+// by the server's status after its limiter saw it, its handler having
+// returned: the call's context is alive and the trailers carry RateLimit
+// fields, which a Server always sends. grpc-go gives a call no trailers
+// when its end is its own (a context done, a connection broken); a status
+// in trailers without RateLimit fields may be grpc-go's, or a proxy's own
+// (an upstream down or timed out) for a call that never reached the
+// limiter, or whose handler may hold its slot still: it is not taken for
+// the server's end.
 func serverEnded(ctx context.Context, trailer metadata.MD) bool {
-	return ctx.Err() == nil && len(trailer) > 0
+	return ctx.Err() == nil && hasRateLimit(trailer)
 }
 
 // admitted finishes the stream's Send with its header, read by now with
@@ -366,7 +369,7 @@ func (s *pacedStream) SendMsg(m any) error {
 // detail (RetryInfo or QuotaFailure); an UNAVAILABLE without one, or a
 // call CANCELLED or past its DEADLINE_EXCEEDED, is a call that may or may
 // not have been counted, unless the server ended it (its handler's own
-// status: an answer); so is a call without the server's metadata, or
+// status, in trailers with RateLimit fields: an answer); so is a call without the server's metadata, or
 // answered UNIMPLEMENTED, that has neither RateLimit fields nor a quota
 // detail: it did not reach the server's limits (see Pacer). Any other
 // answer came from the server.

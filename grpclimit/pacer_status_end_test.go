@@ -29,11 +29,12 @@ import (
 // upstream timed out, UNAVAILABLE when a dependency is down, CANCELLED)
 // has returned: the server interceptor has given its concurrency lease
 // back before the status is sent. The client's context is alive and the
-// status came in the server's trailers: the stream is the server's to
-// have ended, and its slot is back at once, not held until a probe after
-// the quota's reset (the next call would wait about a second for a slot
-// that is free). Only those codes without the server's trailers, or with
-// the call's context done, are the client's own end.
+// status came in the server's trailers, with its RateLimit fields: the
+// stream is the server's to have ended, and its slot is back at once, not
+// held until a probe after the quota's reset (the next call would wait
+// about a second for a slot that is free). Only those codes without
+// RateLimit fields in their trailers, or with the call's context done,
+// are the client's own end.
 func TestAStreamEndedByItsHandlersStatusGivesItsSlotBack(t *testing.T) {
 	for _, code := range []codes.Code{codes.DeadlineExceeded, codes.Unavailable, codes.Canceled} {
 		t.Run(code.String(), func(t *testing.T) {
@@ -113,8 +114,9 @@ func TestAStreamEndedByItsHandlersStatusGivesItsSlotBack(t *testing.T) {
 // answer, not a call that may or may not have been counted, and the
 // concurrency quota's one slot is back at once, not thought held until a
 // probe after the quota's reset. A status grpc-go makes on the client's
-// side comes with no trailers (see answer's doc): that one is the client's
-// own end.
+// side comes with no trailers (see answer's doc), and a proxy's own with
+// no RateLimit fields (TestAProxysOwnStatusDoesNotOpenAPacerBoundBySlots):
+// those are not the server's end.
 func TestAUnaryCallEndedByItsHandlersStatusGivesItsSlotBack(t *testing.T) {
 	failing := grpc.MethodDesc{MethodName: "Fail", Handler: func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
 		in := new(wrapperspb.StringValue)
