@@ -88,19 +88,20 @@ func (st *state) shed(level degrade.Level, r *http.Request) (bool, string) {
 
 // outranks reports whether the exception pattern ex, which r matches as
 // written, takes r from the expensive class: ex is at least as specific
-// as the expensive pattern r matches under ServeMux's reading, or that
-// reading matches none (only a respelling of r is expensive, while r as
-// written is the exception's). Two patterns of which neither is more
-// specific (a method beside a longer path: "GET /api/" and "/api/health")
-// leave r to the exception, which names the route. An empty ex outranks
-// nothing.
+// as the expensive pattern r matches under ServeMux's reading. When that
+// reading matches none (only a respelling of r is expensive: "/jobs/run/"
+// beside "POST /jobs/run" inside a critical "POST /jobs/"), ex outranks
+// nothing: a request in a class and expensive under another spelling is
+// shed as expensive. Two patterns of which neither is more specific (a
+// method beside a longer path: "GET /api/" and "/api/health") leave r to
+// the exception, which names the route. An empty ex outranks nothing.
 func (d *degradeState) outranks(ex string, r *http.Request) bool {
 	if ex == "" {
 		return false
 	}
 	xp := d.expensive.Pattern(r)
 	if xp == "" {
-		return true
+		return false
 	}
 	pair := [2]string{routes.LowerHost(ex), routes.LowerHost(xp)}
 	if v, ok := d.ranked.Load(pair); ok {
