@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-dev/sluice/internal/boundedfile"
 	"github.com/sluice-dev/sluice/internal/yamlcheck"
+	"github.com/sluice-dev/sluice/internal/yamlexpand"
 )
 
 // maxFileSize bounds one rules file.
@@ -105,6 +106,8 @@ func (l *loader) load(name string, data []byte) error {
 			d.Add(yamlcheck.SyntaxErrorOf(name, data, err))
 			break
 		}
+		// A scalar tagged `!` is a text to yaml.v2, which yaml.v3 forgets.
+		yamlexpand.MarkNonSpecific(data, &root)
 		doc := &root
 		if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 			doc = doc.Content[0]

@@ -1,6 +1,7 @@
 package envoy_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -61,5 +62,59 @@ func TestAnExpansionErrorUnderABinaryKeyNamesTheField(t *testing.T) {
 	const want = "rules.yaml:5:11: descriptors[0].rate_limit.<<:"
 	if !strings.Contains(err.Error(), want) {
 		t.Errorf("got %v\nwant the problem at %s (the field the key encodes)", err, want)
+	}
+}
+
+// The non-specific tag `!` makes a scalar a text, in YAML 1.1 and 1.2
+// alike, and gopkg.in/yaml.v2 (envoyproxy/ratelimit) reads it so: `value:
+// ! ~` is the value "~" there, not no value, `domain: ! ~` the domain "~",
+// and `requests_per_unit: ! 1` / `shadow_mode: ! true` are texts that
+// yaml.v2 refuses to decode into uint32 / bool ("cannot unmarshal ! `1`
+// into uint32"). yaml.v3 drops the `!`; the service reads the file as
+// yaml.v2 does, in flow style, quoted, as a key or after an anchor, and a
+// `!` in a quoted text or a comment is no tag.
+func TestANonSpecificTagMakesAText(t *testing.T) {
+	limits := func(file string) string {
+		t.Helper()
+		r, err := envoy.LoadRules("rules.yaml", []byte(file))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, file)
+		}
+		return fmt.Sprint(r.Limits())
+	}
+	const rl = "rate_limit: {unit: minute, requests_per_unit: 1}"
+	for _, c := range []struct{ value, as string }{
+		{"! ~", `"~"`},
+		{"! null", `"null"`},
+		{"! \"x\"", "x"},
+		{"&v ! ~", `"~"`},
+		{"! &v ~", `"~"`},
+		{"\"a ! b\"", "a ! b"},
+	} {
+		file := "domain: api\ndescriptors:\n  - key: user\n    value: %s\n    " + rl + "\n"
+		if got, want := limits(fmt.Sprintf(file, c.value)), limits(fmt.Sprintf(file, c.as)); got != want {
+			t.Errorf("value: %s is %s to yaml.v2; the service reads %s, want %s", c.value, c.as, got, want)
+		}
+		flow := "domain: api\ndescriptors:\n  - {key: user, value: %s, " + rl + "}\n"
+		if got, want := limits(fmt.Sprintf(flow, c.value)), limits(fmt.Sprintf(flow, c.as)); got != want {
+			t.Errorf("{value: %s} is %s to yaml.v2; the service reads %s, want %s", c.value, c.as, got, want)
+		}
+	}
+	if got, want := limits("domain: api\ndescriptors:\n  - key: user # ! x\n    value: ~ # ! x\n    "+rl+"\n"), limits("domain: api\ndescriptors:\n  - {key: user, "+rl+"}\n"); got != want {
+		t.Errorf("value: ~ # ! x is no value to yaml.v2; the service reads %s, want %s", got, want)
+	}
+	if got, want := limits("domain: api\ndescriptors:\n  - ! key: user\n    "+rl+"\n"), limits("domain: api\ndescriptors:\n  - key: user\n    "+rl+"\n"); got != want {
+		t.Errorf("! key: user is the field key to yaml.v2; the service reads %s, want %s", got, want)
+	}
+	if _, err := envoy.LoadRules("rules.yaml", []byte("domain: ! ~\ndescriptors:\n  - {key: user, "+rl+"}\n")); err != nil {
+		t.Errorf("domain: ! ~ is the domain \"~\" to yaml.v2 (envoyproxy/ratelimit loads it); the service refuses it: %v", err)
+	}
+	for name, file := range map[string]string{
+		"requests_per_unit: ! 1": "domain: api\ndescriptors:\n  - key: user\n    rate_limit: {unit: minute, requests_per_unit: ! 1}\n",
+		"shadow_mode: ! true":    "domain: api\ndescriptors:\n  - key: user\n    shadow_mode: ! true\n    " + rl + "\n",
+	} {
+		if r, err := envoy.LoadRules("rules.yaml", []byte(file)); err == nil {
+			t.Errorf("%s: a text to yaml.v2, which refuses the file (cannot unmarshal ! into uint32/bool); the service loads %v", name, r.Limits())
+		}
 	}
 }

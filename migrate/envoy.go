@@ -70,6 +70,8 @@ func Envoy(src, source string) (*Translation, error) {
 		}
 		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
+	// A scalar tagged `!` is a text to yaml.v2, which yaml.v3 forgets.
+	yamlexpand.MarkNonSpecific([]byte(src), &doc)
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
@@ -331,6 +333,8 @@ func shadowRules(src string) (string, error) {
 	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
 		return "", fmt.Errorf("envoy rules: %w", err)
 	}
+	// Written back tagged !!str, a `!`-tagged text stays a text.
+	yamlexpand.MarkNonSpecific([]byte(src), &doc)
 	if len(doc.Content) > 0 {
 		if err := shadowDescriptors(doc.Content[0]); err != nil {
 			return "", err

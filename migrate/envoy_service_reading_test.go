@@ -109,3 +109,27 @@ func TestEnvoyImportReadsANullNameAsNoName(t *testing.T) {
 		t.Errorf("the import lists %+v (the service: %v); want the rule without the name null", tr.Rules, limits)
 	}
 }
+
+// `value: ! ~` carries the non-specific tag `!`, which makes the scalar the
+// text "~" (YAML 1.1 and 1.2; gopkg.in/yaml.v2, and so
+// envoyproxy/ratelimit, read the value "~"), not no value: the import
+// lists the rule of that one value, as the service reads it, and the
+// shadow rules file it writes keeps it a text.
+func TestEnvoyImportReadsNonSpecificTagAsText(t *testing.T) {
+	const src = "domain: api\ndescriptors:\n  - key: user\n    value: ! ~\n    rate_limit: {unit: minute, requests_per_unit: 1}\n"
+	tr, err := migrate.Import("envoy", src, "rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Rules) != 1 || tr.Rules[0].Source != "api user=~: 1 per minute" {
+		t.Errorf("value: ! ~: the import lists %+v; want the rule of the value ~ (api user=~: 1 per minute), as yaml.v2 reads it", tr.Rules)
+	}
+	files, err := tr.Files(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.ReplaceAll(strings.Join(serviceLimits(t, files[migrate.EnvoyRulesFile]), "\n"), " (shadow)", "")
+	if want := strings.Join(serviceLimits(t, src), "\n"); got != want {
+		t.Errorf("the shadow rules file holds %s, want the rules of the file, in shadow: %s\n%s", got, want, files[migrate.EnvoyRulesFile])
+	}
+}

@@ -1,0 +1,73 @@
+package yamlexpand_test
+
+import (
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/internal/yamlexpand"
+)
+
+// A scalar written with the non-specific tag `!` is a text to
+// gopkg.in/yaml.v2, which yaml.v3 forgets: MarkNonSpecific tags it !!str,
+// in block and flow style, plain or quoted, key or value, after an anchor
+// or before one, and a `!`-tagged << a merge key, as yaml.v2 reads it. A
+// `!` in a quoted text or a comment, another tag, and a document after the
+// first are read where they are written.
+func TestNonSpecificTagIsAText(t *testing.T) {
+	const src = "a: ! ~\n" +
+		"b: {c: ! 1, ! d: x, e: !<!> true}\n" +
+		"f: [&g ! null, ! &h 2, ! \"q\", \"! r\", s] # ! t\n" +
+		"i: !\n" +
+		"j: !!int 3\n" +
+		"k: { ! \"<<\": {l: m} }\n" +
+		"---\n" +
+		"n: ! ~\n" +
+		"é: ! ~\n"
+	dec := yaml.NewDecoder(strings.NewReader(src))
+	var first, second yaml.Node
+	if err := dec.Decode(&first); err != nil {
+		t.Fatal(err)
+	}
+	if err := dec.Decode(&second); err != nil {
+		t.Fatal(err)
+	}
+	yamlexpand.MarkNonSpecific([]byte(src), &first)
+	yamlexpand.MarkNonSpecific([]byte(src), &second)
+	tags := map[string]string{}
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.ScalarNode {
+			tag := n.Tag
+			if n.Style&yaml.TaggedStyle != 0 {
+				tag += " tagged"
+			}
+			tags[n.Value] += tag
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(&first)
+	walk(&second)
+	for value, want := range map[string]string{
+		"~":    "!!str tagged!!str tagged!!str tagged", // a, n and é
+		"1":    "!!str tagged",
+		"d":    "!!str tagged",
+		"true": "!!str tagged",
+		"null": "!!str tagged",
+		"2":    "!!str tagged",
+		"q":    "!!str tagged",
+		"! r":  "!!str",
+		"s":    "!!str",
+		"":     "!!str tagged",
+		"3":    "!!int tagged",
+		"<<":   "!!merge",
+		"l":    "!!str",
+	} {
+		if got := tags[value]; got != want {
+			t.Errorf("%q: %s, want %s", value, got, want)
+		}
+	}
+}
