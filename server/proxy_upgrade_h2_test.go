@@ -369,9 +369,28 @@ func TestACallsMetadataLargerThanTheServiceAcceptsIsAnInvalidArgument(t *testing
 // the directory holding ca.pem.
 func noALPNUpstream(t *testing.T, serve func(r *http.Request, c net.Conn)) (url, dir string) {
 	t.Helper()
+	return tlsUpstream(t, nil, func(c *tls.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			r, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, r.Body)
+			serve(r, c)
+		}
+	})
+}
+
+// tlsUpstream starts an HTTPS upstream on a certificate of a new CA whose
+// listener offers protos by ALPN, and has serve speak on each connection,
+// closed when serve returns or 10 s after it was accepted. It returns the
+// upstream's URL and the directory holding ca.pem.
+func tlsUpstream(t *testing.T, protos []string, serve func(c *tls.Conn)) (url, dir string) {
+	t.Helper()
 	ca := testpki.New(t, "upstream CA")
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
-		Certificates: []tls.Certificate{ca.Server(t, "upstream")}, MinVersion: tls.VersionTLS12})
+		Certificates: []tls.Certificate{ca.Server(t, "upstream")}, MinVersion: tls.VersionTLS12, NextProtos: protos})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,15 +409,7 @@ func noALPNUpstream(t *testing.T, serve func(r *http.Request, c net.Conn)) (url,
 			wg.Go(func() {
 				defer c.Close()
 				c.SetDeadline(time.Now().Add(10 * time.Second))
-				br := bufio.NewReader(c)
-				for {
-					r, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, r.Body)
-					serve(r, c)
-				}
+				serve(c.(*tls.Conn))
 			})
 		}
 	})

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -143,51 +142,18 @@ func TestAFailureOfAnUpgradeOverHTTP1IsTheUpstreams(t *testing.T) {
 // holding ca.pem.
 func prefaceFirstUpstream(t *testing.T, h http.Handler) (url, dir string) {
 	t.Helper()
-	ca := testpki.New(t, "upstream CA")
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{ca.Server(t, "upstream")},
-		MinVersion: tls.VersionTLS12, NextProtos: []string{"h2"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	conns := map[net.Conn]bool{}
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns[c] = true
-			mu.Unlock()
-			wg.Go(func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				if c.(*tls.Conn).Handshake() != nil || http2.NewFramer(c, nil).WriteSettings() != nil {
-					return
-				}
-				preface := make([]byte, len(http2.ClientPreface))
-				if _, err := io.ReadFull(c, preface); err != nil || string(preface) != http2.ClientPreface {
-					return // a connection error (RFC 9113 §3.4): nothing served
-				}
-				c.SetDeadline(time.Time{})
-				(&http2.Server{}).ServeConn(bufferedConn{c, bufio.NewReader(ackDropped(c))},
-					&http2.ServeConnOpts{Handler: h, SawClientPreface: true})
-			})
+	return tlsUpstream(t, []string{"h2"}, func(c *tls.Conn) {
+		if c.Handshake() != nil || http2.NewFramer(c, nil).WriteSettings() != nil {
+			return
 		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for c := range conns {
-			c.Close()
+		preface := make([]byte, len(http2.ClientPreface))
+		if _, err := io.ReadFull(c, preface); err != nil || string(preface) != http2.ClientPreface {
+			return // a connection error (RFC 9113 §3.4): nothing served
 		}
-		mu.Unlock()
-		wg.Wait()
+		c.SetDeadline(time.Time{})
+		(&http2.Server{}).ServeConn(bufferedConn{c, bufio.NewReader(ackDropped(c))},
+			&http2.ServeConnOpts{Handler: h, SawClientPreface: true})
 	})
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return "https://localhost:" + port, ca.Dir
 }
 
 // ackDropped returns the HTTP/2 frames read from c without the first
