@@ -2,21 +2,16 @@ package grpclimit_test
 
 import (
 	"context"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/grpclimit"
-	"github.com/sluice-dev/sluice/httplimit"
-	"github.com/sluice-dev/sluice/memory"
 )
 
 // slowEndStream (server streaming) sends one message back, holds the
@@ -50,36 +45,9 @@ var slowEndService = grpc.ServiceDesc{
 // rather than going into the slot while the handler winds up, into
 // RESOURCE_EXHAUSTED.
 func TestACancelledStreamsSlotIsNotReusedBeforeTheServerFreesIt(t *testing.T) {
-	store := memory.New(memory.WithClockResolution(0))
-	defer store.Close()
 	var refused atomic.Int64
-	limits, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
-		Plans: []*httplimit.Plan{plan("free", sluice.Concurrency(1, time.Minute))},
-		Observer: func(res *httplimit.Result, _ time.Duration, err error) {
-			if err == nil && !res.Decision.Allowed {
-				refused.Add(1)
-			}
-		},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(limits.UnaryInterceptor()), grpc.ChainStreamInterceptor(limits.StreamInterceptor()))
-	srv.RegisterService(&slowEndService, nil)
-	srv.RegisterService(&echoService, nil)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(lis)
-	defer srv.Stop()
-	pacer := &grpclimit.Pacer{MaxWait: 5 * time.Second}
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithChainUnaryInterceptor(pacer.UnaryInterceptor()), grpc.WithChainStreamInterceptor(pacer.StreamInterceptor()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	addr := concurrencyServerWith(t, 1, concurrencySetup{services: []*grpc.ServiceDesc{&slowEndService}, refused: &refused})
+	conn := dialPaced(t, addr, &grpclimit.Pacer{MaxWait: 5 * time.Second})
 
 	if _, err := say(context.Background(), conn, methodSay); err != nil { // the probe: learns the quota
 		t.Fatal(err)

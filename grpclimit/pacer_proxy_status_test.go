@@ -2,7 +2,6 @@ package grpclimit_test
 
 import (
 	"context"
-	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,13 +9,9 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/grpclimit"
-	"github.com/sluice-dev/sluice/httplimit"
-	"github.com/sluice-dev/sluice/memory"
 )
 
 // A proxy in front of a limited service (Envoy's "no healthy upstream",
@@ -39,20 +34,7 @@ func TestAProxysOwnStatusDoesNotOpenAPacerBoundBySlots(t *testing.T) {
 }
 
 func proxysStatusDoesNotOpen(t *testing.T, code codes.Code) {
-	store := memory.New(memory.WithClockResolution(0))
-	defer store.Close()
 	var refused atomic.Int64
-	limits, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
-		Plans: []*httplimit.Plan{plan("free", sluice.Concurrency(2, time.Minute))},
-		Observer: func(res *httplimit.Result, _ time.Duration, err error) {
-			if err == nil && !res.Decision.Allowed {
-				refused.Add(1)
-			}
-		},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var down atomic.Bool
 	proxy := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		if down.CompareAndSwap(true, false) { // the upstream is down for one call
@@ -64,21 +46,9 @@ func proxysStatusDoesNotOpen(t *testing.T, code codes.Code) {
 		time.Sleep(200 * time.Millisecond) // holds its slot
 		return h(ctx, req)
 	}
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(proxy, limits.UnaryInterceptor(), slow))
-	srv.RegisterService(&echoService, nil)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(lis)
-	defer srv.Stop()
-	pacer := &grpclimit.Pacer{MaxWait: 10 * time.Second}
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithChainUnaryInterceptor(pacer.UnaryInterceptor()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	addr := concurrencyServerWith(t, 2, concurrencySetup{refused: &refused,
+		before: []grpc.UnaryServerInterceptor{proxy}, after: []grpc.UnaryServerInterceptor{slow}})
+	conn := dialPaced(t, addr, &grpclimit.Pacer{MaxWait: 10 * time.Second})
 
 	if _, err := say(context.Background(), conn, methodSay); err != nil { // the probe: learns the 2 slots
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package grpclimit_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,16 +62,42 @@ func TestAPacerCallHeldForASlotIsBoundedByMaxWait(t *testing.T) {
 // slots concurrent calls, stopped when t ends, and returns its address.
 func concurrencyServer(t *testing.T, slots int64) string {
 	t.Helper()
+	return concurrencyServerWith(t, slots, concurrencySetup{services: []*grpc.ServiceDesc{&holdService}})
+}
+
+// concurrencySetup is what concurrencyServerWith adds to a server under a
+// plan of concurrent calls.
+type concurrencySetup struct {
+	services []*grpc.ServiceDesc // served besides Echo
+	refused  *atomic.Int64       // when set, counts the calls the limiter refused
+	// before and after are unary interceptors chained in front of and
+	// behind the limiter's.
+	before, after []grpc.UnaryServerInterceptor
+}
+
+// concurrencyServerWith serves Echo and setup's services under a plan of
+// slots concurrent calls, stopped when t ends, and returns its address.
+func concurrencyServerWith(t *testing.T, slots int64, setup concurrencySetup) string {
+	t.Helper()
 	store := memory.New(memory.WithClockResolution(0))
 	t.Cleanup(func() { store.Close() })
-	limits, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
-		Plans: []*httplimit.Plan{plan("free", sluice.Concurrency(slots, time.Minute))},
-	}})
+	opts := httplimit.Options{Plans: []*httplimit.Plan{plan("free", sluice.Concurrency(slots, time.Minute))}}
+	if refused := setup.refused; refused != nil {
+		opts.Observer = func(res *httplimit.Result, _ time.Duration, err error) {
+			if err == nil && !res.Decision.Allowed {
+				refused.Add(1)
+			}
+		}
+	}
+	limits, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(limits.UnaryInterceptor()), grpc.ChainStreamInterceptor(limits.StreamInterceptor()))
-	srv.RegisterService(&holdService, nil)
+	unary := append(append(append([]grpc.UnaryServerInterceptor{}, setup.before...), limits.UnaryInterceptor()), setup.after...)
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(limits.StreamInterceptor()))
+	for _, service := range setup.services {
+		srv.RegisterService(service, nil)
+	}
 	return run(t, srv)
 }
 

@@ -3,22 +3,17 @@ package grpclimit_test
 import (
 	"context"
 	"io"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/grpclimit"
-	"github.com/sluice-dev/sluice/httplimit"
-	"github.com/sluice-dev/sluice/memory"
 )
 
 // docs/grpc.md: "A stream the server ends (read to its end, or ended by
@@ -49,36 +44,9 @@ func TestAStreamEndedByItsHandlersStatusGivesItsSlotBack(t *testing.T) {
 				return status.Error(code, "the handler's own failure")
 			}}
 			service := grpc.ServiceDesc{ServiceName: "sluice.test.HandlerStatusStream", HandlerType: (*any)(nil), Streams: []grpc.StreamDesc{failing}}
-			store := memory.New(memory.WithClockResolution(0))
-			defer store.Close()
 			var refused atomic.Int64
-			limits, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
-				Plans: []*httplimit.Plan{plan("free", sluice.Concurrency(1, time.Minute))},
-				Observer: func(res *httplimit.Result, _ time.Duration, err error) {
-					if err == nil && !res.Decision.Allowed {
-						refused.Add(1)
-					}
-				},
-			}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := grpc.NewServer(grpc.ChainUnaryInterceptor(limits.UnaryInterceptor()), grpc.ChainStreamInterceptor(limits.StreamInterceptor()))
-			srv.RegisterService(&service, nil)
-			srv.RegisterService(&echoService, nil)
-			lis, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			go srv.Serve(lis)
-			defer srv.Stop()
-			pacer := &grpclimit.Pacer{MaxWait: 5 * time.Second}
-			conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-				grpc.WithChainUnaryInterceptor(pacer.UnaryInterceptor()), grpc.WithChainStreamInterceptor(pacer.StreamInterceptor()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
+			addr := concurrencyServerWith(t, 1, concurrencySetup{services: []*grpc.ServiceDesc{&service}, refused: &refused})
+			conn := dialPaced(t, addr, &grpclimit.Pacer{MaxWait: 5 * time.Second})
 
 			if _, err := say(context.Background(), conn, methodSay); err != nil { // the probe: learns the quota
 				t.Fatal(err)
@@ -129,42 +97,15 @@ func TestAUnaryCallEndedByItsHandlersStatusGivesItsSlotBack(t *testing.T) {
 		return ic(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: "/sluice.test.HandlerStatusUnary/Fail"}, fail)
 	}}
 	service := grpc.ServiceDesc{ServiceName: "sluice.test.HandlerStatusUnary", HandlerType: (*any)(nil), Methods: []grpc.MethodDesc{failing}}
-	store := memory.New(memory.WithClockResolution(0))
-	defer store.Close()
 	var refused atomic.Int64
-	limits, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
-		Plans: []*httplimit.Plan{plan("free", sluice.Concurrency(1, time.Minute))},
-		Observer: func(res *httplimit.Result, _ time.Duration, err error) {
-			if err == nil && !res.Decision.Allowed {
-				refused.Add(1)
-			}
-		},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(limits.UnaryInterceptor()))
-	srv.RegisterService(&service, nil)
-	srv.RegisterService(&echoService, nil)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(lis)
-	defer srv.Stop()
-	pacer := &grpclimit.Pacer{MaxWait: 5 * time.Second}
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithChainUnaryInterceptor(pacer.UnaryInterceptor()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	addr := concurrencyServerWith(t, 1, concurrencySetup{services: []*grpc.ServiceDesc{&service}, refused: &refused})
+	conn := dialPaced(t, addr, &grpclimit.Pacer{MaxWait: 5 * time.Second})
 
 	if _, err := say(context.Background(), conn, methodSay); err != nil { // the probe: learns the quota
 		t.Fatal(err)
 	}
 	var trailer metadata.MD
-	err = conn.Invoke(context.Background(), "/sluice.test.HandlerStatusUnary/Fail", wrapperspb.String("x"), new(wrapperspb.StringValue), grpc.Trailer(&trailer))
+	err := conn.Invoke(context.Background(), "/sluice.test.HandlerStatusUnary/Fail", wrapperspb.String("x"), new(wrapperspb.StringValue), grpc.Trailer(&trailer))
 	if status.Code(err) != codes.DeadlineExceeded || len(trailer.Get("ratelimit")) == 0 {
 		t.Fatalf("the failing call: %v, trailers %v; want the handler's DEADLINE_EXCEEDED with the server's RateLimit fields", err, trailer)
 	}
