@@ -2,6 +2,10 @@ package yamlexpand
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
+	"slices"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -23,30 +27,46 @@ import (
 // root must have been decoded from src by one yaml.v3 parser (a Decoder
 // reading src from its start, or yaml.Unmarshal), whose node positions,
 // lines and columns, name the first of a node's tag and anchor. Other
-// scalars, and mappings and lists, are left as they are.
+// scalars, and mappings and lists, are left as they are. src may be UTF-8
+// or, with its byte order mark, UTF-16, as the parser reads it; the cost
+// is linear in src.
 func MarkNonSpecific(src []byte, root *yaml.Node) {
 	if root == nil || bytes.IndexByte(src, '!') < 0 {
 		return
 	}
-	src = bytes.TrimPrefix(src, []byte("\uFEFF")) // the parser counts no column for it
-	var lines []int                               // the offset of each line of src, as yaml.v3 counts them
+	src = utf8Text(src)
+	var scalars []*yaml.Node
 	stack := []*yaml.Node{root}
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if n.Kind != yaml.ScalarNode {
-			if n.Kind != yaml.AliasNode { // an alias's node is marked where its anchor is
-				stack = append(stack, n.Content...)
-			}
-			continue
+		switch {
+		case n.Kind == yaml.AliasNode: // an alias's node is marked where its anchor is
+		case n.Kind != yaml.ScalarNode:
+			stack = append(stack, n.Content...)
+		case n.Style&yaml.TaggedStyle == 0 && n.Line >= 1 && n.Column >= 1:
+			scalars = append(scalars, n)
 		}
-		if n.Style&yaml.TaggedStyle != 0 || n.Line < 1 || n.Column < 1 {
-			continue
+	}
+	// In the order of their positions, so that one walk along src finds
+	// each: the offset of a column is counted from the last one found.
+	slices.SortFunc(scalars, func(a, b *yaml.Node) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
+	lines := lineStarts(src) // the offset of each line of src, as yaml.v3 counts them
+	line, column, i := 0, 0, 0
+	for _, n := range scalars {
+		if n.Line > len(lines) {
+			break
 		}
-		if lines == nil {
-			lines = lineStarts(src)
+		if n.Line != line {
+			line, column, i = n.Line, 1, lines[n.Line-1]
 		}
-		if n.Line > len(lines) || !nonSpecific(src, at(src, lines, n.Line, n.Column)) {
+		for ; column < n.Column && i < len(src); column++ {
+			_, size := utf8.DecodeRune(src[i:])
+			i += size
+		}
+		if !nonSpecific(src, i) {
 			continue
 		}
 		if n.Value == "<<" {
@@ -56,6 +76,30 @@ func MarkNonSpecific(src []byte, root *yaml.Node) {
 		n.Tag = "!!str"
 		n.Style |= yaml.TaggedStyle
 	}
+}
+
+// utf8Text returns src as the YAML parser reads it, in UTF-8: without a
+// UTF-8 byte order mark (the parser counts no column for it), and decoded
+// from UTF-16 when it begins with that encoding's mark.
+func utf8Text(src []byte) []byte {
+	var order binary.ByteOrder
+	switch {
+	case bytes.HasPrefix(src, []byte{0xFF, 0xFE}):
+		order = binary.LittleEndian
+	case bytes.HasPrefix(src, []byte{0xFE, 0xFF}):
+		order = binary.BigEndian
+	default:
+		return bytes.TrimPrefix(src, []byte("\uFEFF"))
+	}
+	units := make([]uint16, (len(src)-2)/2)
+	for k := range units {
+		units[k] = order.Uint16(src[2+2*k:])
+	}
+	out := make([]byte, 0, len(src))
+	for _, r := range utf16.Decode(units) {
+		out = utf8.AppendRune(out, r)
+	}
+	return out
 }
 
 // lineStarts returns the offset in src of each of its lines, broken where
@@ -77,17 +121,6 @@ func lineStarts(src []byte) []int {
 		i += size
 	}
 	return starts
-}
-
-// at returns the offset in src of the column (1: the first character) of
-// the line (1: the first) whose offsets are in lines.
-func at(src []byte, lines []int, line, column int) int {
-	i := lines[line-1]
-	for c := 1; c < column && i < len(src); c++ {
-		_, size := utf8.DecodeRune(src[i:])
-		i += size
-	}
-	return i
 }
 
 // nonSpecific reports whether the node properties written at offset i of
