@@ -194,6 +194,7 @@ func TestAKeyACallRefusedInAnotherSlotReadsOutlivesTheTTLOfAShorterWindow(t *tes
 		{"dry run", subjects[3], subjects[2]},  // the refusing slot decides first
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			earlyInASecond()
 			spend(t, store, tc.quota, quotaBefore, 2, false)
 			spend(t, store, tc.refusing, daily, 1, false)
 			out := applyNow(t, store, sluice.Check{Key: tc.quota, Limit: quotaNow, Cost: 1},
