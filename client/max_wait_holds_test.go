@@ -172,18 +172,7 @@ func TestAGateThatAdmitsAtOnceSpendsNoneOfMaxWait(t *testing.T) {
 			}
 			io.WriteString(w, "ok")
 		}))
-		base := &http.Transport{}
-		tr := &client.Transport{Base: base, Retry: client.RetryPolicy{MaxWait: time.Second}}
-		if gated {
-			tr.Gate = client.NewLocalGate(sluice.TokenBucket(1000, time.Second))
-		}
-		resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
-		status := 0
-		if err == nil {
-			status = resp.StatusCode
-			resp.Body.Close()
-		}
-		base.CloseIdleConnections()
+		status, err := getWithin(srv.URL, time.Second, gated)
 		srv.Close()
 		if status != http.StatusOK {
 			t.Errorf("gate %v: a request refused with Retry-After: 1, MaxWait 1 s: status %d, %v, %d attempts; want it retried after the second, as without a Gate (200)", gated, status, err, calls.Load())
@@ -216,18 +205,7 @@ func TestARetryAcceptedWithinMaxWaitIsMadeThroughAGateThatWouldNotWait(t *testin
 			}
 			io.WriteString(w, "ok")
 		}))
-		base := &http.Transport{}
-		tr := &client.Transport{Base: base, Retry: client.RetryPolicy{MaxWait: 1050 * time.Millisecond}}
-		if gated {
-			tr.Gate = client.NewLocalGate(sluice.TokenBucket(1000, time.Second))
-		}
-		resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
-		status := 0
-		if err == nil {
-			status = resp.StatusCode
-			resp.Body.Close()
-		}
-		base.CloseIdleConnections()
+		status, err := getWithin(srv.URL, 1050*time.Millisecond, gated)
 		srv.Close()
 		if err != nil {
 			t.Errorf("gate %v: a request refused with Retry-After: 1 (a body that ends late), MaxWait 1.05 s: %v after %d attempts; want the retry made (200), or the 429 returned, not an error", gated, err, calls.Load())
@@ -269,4 +247,22 @@ func TestALimiterGatesWaitCountsInMaxWaitBeforeARetry(t *testing.T) {
 		t.Errorf("a request paced by its LimiterGate, then refused with Retry-After: 1, MaxWait 1 s: %d after %v, %d attempts; want the 429 at once, within MaxWait",
 			resp.StatusCode, elapsed.Round(time.Millisecond), calls.Load())
 	}
+}
+
+// getWithin sends a GET to url through a Transport whose retries wait at
+// most maxWait, behind a Gate that admits at once when gated, and returns
+// the answer's status (0 with an error) and the error.
+func getWithin(url string, maxWait time.Duration, gated bool) (int, error) {
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	tr := &client.Transport{Base: base, Retry: client.RetryPolicy{MaxWait: maxWait}}
+	if gated {
+		tr.Gate = client.NewLocalGate(sluice.TokenBucket(1000, time.Second))
+	}
+	resp, err := (&http.Client{Transport: tr}).Get(url)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
 }
