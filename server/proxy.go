@@ -234,6 +234,10 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 		ctx = context.WithValue(ctx, answerKey{}, sw)
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: sw.wait.wroteRequest})
 		if r.Body != nil && r.Body != http.NoBody {
+			// The upstream may answer before it read the body: the
+			// transport goes on sending it, and HTTP/1.1's server must not
+			// drain it as the answer starts (HTTP/2 is full duplex).
+			rc.EnableFullDuplex()
 			sw.body = &watchedBody{ReadCloser: r.Body, rc: rc, idle: conns.ReadTimeout, wait: &sw.wait, req: upstreamRequest(w)}
 			defer sw.body.stop()
 			if s := statusWriterOf(w); s != nil {

@@ -180,3 +180,37 @@ func TestNoStreamIdleBoundIsNoLengthBound(t *testing.T) {
 		t.Fatalf("got %d of 25 events in %v (err %v): the 1s write_timeout cut a stream that moves data", n, time.Since(start).Round(time.Millisecond), err)
 	}
 }
+
+// An upstream may start its answer before it reads the request's body (a
+// progress stream over an upload, a bidirectional HTTP/1.1 exchange): the
+// proxy keeps sending the body to it, whole, while the answer flows back.
+// net/http's HTTP/1.1 server would otherwise drain and close the client's
+// body as the proxy writes the answer's header, under the transport
+// sending it: the upstream read part of it, or its connection broke.
+func TestAnUpstreamAnsweringBeforeItReadsGetsTheWholeBody(t *testing.T) {
+	const size = 200 << 10
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		rc.EnableFullDuplex() // else this server drains the body itself
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(200)
+		rc.Flush()
+		n, err := io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "read %d bytes, err %v\n", n, err)
+	}))
+	t.Cleanup(up.Close)
+	srv, _ := loadServer(t, t.TempDir(), "upstream: "+up.URL+"\n"+streamsConfig)
+	addrs := serveOn(t, srv)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{}}
+	for i := range 20 {
+		resp, err := client.Post("http://"+addrs.public+"/upload", "application/octet-stream", strings.NewReader(strings.Repeat("x", size)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := fmt.Sprintf("read %d bytes, err <nil>\n", size); err != nil || string(body) != want {
+			t.Fatalf("upload %d: the upstream said %q (err %v), want %q", i, body, err, want)
+		}
+	}
+}
