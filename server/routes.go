@@ -3,6 +3,7 @@ package server
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -148,7 +149,13 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.ready != nil {
-		if err := s.ready.check(r.Context()); err != nil {
+		err := s.ready.check(r.Context())
+		if err == nil && s.opts.StoreDown != nil && s.opts.StoreDown() {
+			// It answers its probe but fails the decisions (full, a
+			// Cluster down, a replica, writes not copied as asked).
+			err = errStoreFailing
+		}
+		if err != nil {
 			why := ""
 			if s.callerOf(r, false).scopes.Has(config.ScopeRead) {
 				why = ": " + err.Error()
@@ -164,6 +171,10 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Write([]byte("ready\n"))
 }
+
+// errStoreFailing is /readyz's reason when the store answers its probe
+// while its decisions fail (Options.StoreDown).
+var errStoreFailing = errors.New("the store answers its probe but fails its decisions (circuit open)")
 
 // storeErrorPolicy returns the on_store_error the running store decides
 // by: that of the configuration it was opened with, which a reload does
