@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/netip"
+	"net/textproto"
 	"slices"
 	"strings"
 	"time"
@@ -379,8 +380,11 @@ func (id *identifier) listedKey(h http.Header) (string, bool) {
 }
 
 // headerKey returns the API key that v, a value of header kh, carries, if
-// any.
+// any. The spaces and tabs around v are not the key's: HTTP/2 delivers
+// them, and the request reaches an upstream over HTTP/1.1 without them
+// (RFC 9110 §5.5), where it is served as the key without them.
 func headerKey(v string, kh *apiKeyHeader) (string, bool) {
+	v = textproto.TrimString(v)
 	if v == "" {
 		return "", false
 	}
