@@ -42,6 +42,17 @@ func grpcReplyType(r *http.Request) string {
 	return ""
 }
 
+// grpcTrailed reports whether resp, the upstream's answer, is a gRPC
+// answer whose status comes in trailers after its messages: the answer to
+// a gRPC call (application/grpc, not gRPC-Web, whose status is in the
+// body) over HTTP/2, of type application/grpc, and not trailers-only (its
+// header carries no grpc-status).
+func grpcTrailed(resp *http.Response) bool {
+	_, base := grpcweb.Media(resp.Header.Get("Content-Type"))
+	return base == "application/grpc" && resp.Request.ProtoMajor == 2 &&
+		grpcReplyType(resp.Request) == "application/grpc" && len(resp.Header["Grpc-Status"]) == 0
+}
+
 // grpcAnswerType reports whether contentType, an answer's, is a gRPC or
 // gRPC-Web one: application/grpc, application/grpc-web or
 // application/grpc-web-text, with or without a +suffix and parameters.

@@ -53,7 +53,9 @@ import (
 // client-streaming call sends messages for as long as it lasts, a stalled
 // body is cut after read_timeout. An answer mw set its RateLimit fields on
 // carries them alone: the upstream's fields of the same names, in its header
-// or its trailers, are dropped (see ownFields, streamWriter.dropOwn).
+// or its trailers, are dropped (see ownFields, streamWriter.dropOwn); a gRPC
+// call's carries them in its trailers too, as a grpclimit.Server's does
+// (see streamWriter.endTrailers).
 // closeIdle closes the proxy's idle connections to the upstream, for a proxy
 // replaced by a reload's (nil for the demo upstream).
 func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnings, switched *switchedConns, mw limitsInFront) (h http.Handler, closeIdle func(), err error) {
@@ -136,6 +138,9 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 			sw := answerOf(resp.Request)
 			sw.dropOwn(resp.Header, "")
 			sw.dropOwn(resp.Trailer, "") // announced: not announced to the client
+			if grpcTrailed(resp) {
+				sw.trailed = resp
+			}
 			return nil
 		},
 		// The proxy's own lines (an answer that broke off mid-body) are
@@ -249,8 +254,7 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 			r.Body = sw.body
 		}
 		proxy.ServeHTTP(sw, r)
-		// The upstream's trailers, which the proxy copied as they came.
-		sw.dropOwn(w.Header(), http.TrailerPrefix)
+		sw.endTrailers(w.Header())
 	}), closeIdle, nil
 }
 

@@ -41,7 +41,10 @@ type streamWriter struct {
 	// own are the names of the fields the limits in front write on the
 	// answers they admit (ownFields), which sluice's alone fill when it set
 	// them (see dropOwn).
-	own       []string
+	own []string
+	// trailed is the upstream's answer when it is a gRPC answer whose
+	// status comes in trailers (grpcTrailed), nil for any other.
+	trailed   *http.Response
 	interim   bool // an interim answer was written, not yet the final one
 	unbounded bool // with idle 0, the write deadline was lifted
 }
@@ -107,6 +110,29 @@ func (w *streamWriter) dropOwn(h http.Header, prefix string) {
 	for _, name := range w.own {
 		if _, set := w.fields[name]; set {
 			delete(h, prefix+name)
+		}
+	}
+}
+
+// endTrailers ends the answer's trailers, which the proxy copied as they
+// came into h, the answer's header, with prefix http.TrailerPrefix: the
+// upstream's fields of own names sluice set on this answer are dropped
+// (dropOwn), and on a gRPC answer whose status came in trailers (trailed,
+// its trailers received) sluice's take their place, the values its header
+// carries, as a grpclimit.Server sends an admitted call's RateLimit fields
+// in its trailers: a client reading the call's end (grpclimit.Pacer) learns
+// that the limiter saw it, which a proxy's own status without them does
+// not say. An answer without trailers gets none: a trailers-only answer
+// carries sluice's fields in its one header block, a gRPC-Web answer its
+// status in its body.
+func (w *streamWriter) endTrailers(h http.Header) {
+	w.dropOwn(h, http.TrailerPrefix)
+	if w.trailed == nil || len(w.trailed.Trailer) == 0 {
+		return
+	}
+	for _, name := range w.own {
+		if v, set := w.fields[name]; set {
+			h[http.TrailerPrefix+name] = slices.Clip(v)
 		}
 	}
 }
