@@ -213,7 +213,11 @@ type Stats struct {
 //     (kept for up to Options.Remember keys, while its ResetAfter runs;
 //     not a refusal for want of room or an Unavailable status, which tell
 //     nothing of the key's use) said R remained: the local state is made to consume the difference,
-//     once per answer, however full the ledger (below) is. A check that
+//     once per answer, however full the ledger (below) is. The answer
+//     kept is the one the primary decided last, not the last to arrive:
+//     of two calls in flight at once, whose order the Store cannot tell
+//     (only Heard may say when the primary decided), the one that left
+//     less. A check that
 //     fits its shared limit but not this instance's share gets RetryAfter
 //     OpenFor (the primary may be back by then), not Never. Any other
 //     refusal by the share reports the share's own RetryAfter, even when
@@ -519,6 +523,10 @@ func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 	if begun.IsZero() && len(ns) > 1 {
 		begun = time.Now() // bounds the charge a fallback makes at once (see owe)
 	}
+	var sent time.Time // orders the answer in the memo (see memo.put)
+	if f.memo != nil {
+		sent = f.now()
+	}
 	cached, err := f.callPrimary(ctx, checks, out, ns, waited)
 	switch {
 	case err == nil:
@@ -530,7 +538,7 @@ func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 			}
 		}
 		if f.memo != nil && !cached {
-			f.memo.put(checks, out, f.now())
+			f.memo.put(checks, out, nil, sent, f.now())
 		}
 		return nil
 	case callerGone(ctx) != nil:

@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"time"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -23,15 +24,21 @@ import (
 // decision.
 //
 // out must be the primary's answer, not a fallback's; its statuses'
-// Remaining and ResetAfter are read, as of now. Heard is safe for
-// concurrent use; with a policy other than Local, and on the zero Store,
-// it does nothing.
-func (f *Store) Heard(checks []sluice.Check, out []sluice.Status) {
-	if f.memo == nil || len(out) < len(checks) {
+// Remaining and ResetAfter are read, as of now. at, when not nil, holds
+// the primary's time of each check's decision, in µs since sluice.Epoch
+// by the primary's clock (0: unknown), as its scripts return it: what the
+// Store remembers of a key is ordered by when the primary decided it, so
+// that the late answer of an earlier decision does not replace a later
+// one. An answer whose order is unknown (no decision time on either side,
+// both calls in flight at once) replaces the one remembered only if it
+// leaves no more. Heard is safe for concurrent use; with a policy other
+// than Local, and on the zero Store, it does nothing.
+func (f *Store) Heard(checks []sluice.Check, out []sluice.Status, at []int64) {
+	if f.memo == nil || len(out) < len(checks) || at != nil && len(at) < len(checks) {
 		return
 	}
 	now := f.now()
-	f.memo.put(checks, out, now)
+	f.memo.put(checks, out, at, time.Time{}, now)
 	var take []sluice.Check
 	var target []int64
 	var of []int // of[j]: the index in checks of take[j]
@@ -44,14 +51,17 @@ func (f *Store) Heard(checks []sluice.Check, out []sluice.Status) {
 		if !ok {
 			continue
 		}
-		f.memo.start(c, now) // lowered here, with what it owes: not again by seed
+		remaining := out[i].Remaining
+		if w, ok := f.memo.start(c, now); ok { // lowered here, with what it owes: not again by seed
+			remaining = min(remaining, w.remaining) // a later decision's, kept
+		}
 		share := c.Limit
 		if f.instances > 1 {
 			share = f.share(share)
 		}
 		take = append(take, sluice.Check{Key: c.Key, Limit: share})
 		of = append(of, i)
-		target = append(target, max(min(out[i].Remaining/f.instances, share.Burst())-owed, 0))
+		target = append(target, max(min(remaining/f.instances, share.Burst())-owed, 0))
 	}
 	if len(take) > 0 {
 		// The local store is in memory: its calls do not wait on ctx, and

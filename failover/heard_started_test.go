@@ -47,7 +47,7 @@ func TestHeardLowersAFallbackAlreadyStarted(t *testing.T) {
 		}
 		// The take in flight when the primary failed reaches it: 50 units
 		// leased, 40 left of 100.
-		f.Heard([]sluice.Check{k}, []sluice.Status{{Allowed: true, Remaining: 40, ResetAfter: time.Hour}})
+		f.Heard([]sluice.Check{k}, []sluice.Status{{Allowed: true, Remaining: 40, ResetAfter: time.Hour}}, nil)
 		for range 200 {
 			if allowed(k) {
 				local++

@@ -484,12 +484,16 @@ func (f *Store) returnPrimary(ctx context.Context, checks []sluice.Check, out []
 	for j, i := range idx {
 		pc[j] = checks[i]
 	}
+	var sent time.Time // orders the answer in the memo (see memo.put)
+	if f.memo != nil {
+		sent = f.now()
+	}
 	cached, err = f.callPrimary(ctx, pc, ps, ns, time.Time{})
 	if err != nil {
 		return false, false, err
 	}
 	if f.memo != nil && !cached {
-		f.memo.put(pc, ps, f.now())
+		f.memo.put(pc, ps, nil, sent, f.now())
 	}
 	if admitted(pc, ps) {
 		for j, i := range idx {

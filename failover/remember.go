@@ -18,13 +18,37 @@ type stateKey struct{ key, name string }
 
 // lastWord is what the primary last said of one key: how much it had left
 // of limit at the answer's time at, and until when that holds at most (at
-// plus the answer's ResetAfter: by then the limit is full again). started
-// is true once the fallback has started on the key from it (see start).
+// plus the answer's ResetAfter: by then the limit is full again). decided
+// is the primary's time of the decision, in µs since sluice.Epoch by the
+// primary's clock, when the answer told it (0: unknown). started is true
+// once the fallback has started on the key from it (see start).
 type lastWord struct {
 	limit     sluice.Limit
 	remaining int64
 	at, until time.Time
+	decided   int64
 	started   bool
+}
+
+// after reports whether an answer that the primary decided at decided (0:
+// unknown), to a call sent at sent (zero: unknown) and answered at now,
+// leaving remaining (full: nothing used), supersedes w: answers are kept in
+// the order the primary decided them, not in the order they arrive. Where
+// both decision times are known they order the two; else an answer to a
+// call sent once w had arrived was decided after it. Otherwise the order
+// is unknown and the lower remainder is kept, the new answer's on a tie.
+// A word that no longer holds at now, or said of other parameters of the
+// limit (a reload), is superseded by any answer of limit.
+func (w *lastWord) after(limit sluice.Limit, remaining int64, full bool, decided int64, sent, now time.Time) bool {
+	switch {
+	case !now.Before(w.until) || w.limit != limit:
+		return true
+	case decided != 0 && w.decided != 0:
+		return decided > w.decided || decided == w.decided && !full && remaining <= w.remaining
+	case !sent.IsZero() && !sent.Before(w.at):
+		return true
+	}
+	return !full && remaining <= w.remaining
 }
 
 // memoShards is the most independently locked parts a memo has.
@@ -62,19 +86,34 @@ func (m *memo) shard(k stateKey) int {
 	return int((maphash.String(m.seed, k.key) ^ maphash.String(m.seed, k.name)) & m.mask)
 }
 
-// put remembers out, the primary's statuses for checks, answered at now.
-func (m *memo) put(checks []sluice.Check, out []sluice.Status, now time.Time) {
+// put remembers out, the primary's statuses for checks, of a call sent at
+// sent (zero: unknown) and answered at now, unless the word kept on a key
+// is of a later decision (see lastWord.after). decided, when not nil,
+// holds the primary's time of each check's decision (see lastWord; 0:
+// unknown).
+func (m *memo) put(checks []sluice.Check, out []sluice.Status, decided []int64, sent, now time.Time) {
 	for i := range checks {
 		c, st := &checks[i], &out[i]
 		k := stateKey{c.Key, c.Limit.ID()}
+		var d int64
+		if decided != nil {
+			d = decided[i]
+		}
 		s := &m.shards[m.shard(k)]
 		s.mu.Lock()
-		if st.ResetAfter <= 0 || st.NoRoom || st.Unavailable {
-			// Full, or a status that tells nothing of the key's use (a
-			// refusal for want of room, a decision no store made):
-			// nothing to remember.
+		w, kept := s.m[k]
+		switch {
+		case st.NoRoom || st.Unavailable:
+			// A status that tells nothing of the key's use (a refusal for
+			// want of room, a decision no store made): nothing to
+			// remember.
 			delete(s.m, k)
-		} else {
+		case kept && !w.after(c.Limit, st.Remaining, st.ResetAfter <= 0, d, sent, now):
+			// The word kept was decided later, or may have been and
+			// leaves less.
+		case st.ResetAfter <= 0: // full: nothing to remember
+			delete(s.m, k)
+		default:
 			if s.m == nil {
 				s.m = make(map[stateKey]lastWord)
 			}
@@ -84,7 +123,7 @@ func (m *memo) put(checks []sluice.Check, out []sluice.Status, now time.Time) {
 					break
 				}
 			}
-			s.m[k] = lastWord{limit: c.Limit, remaining: st.Remaining, at: now, until: now.Add(st.ResetAfter)}
+			s.m[k] = lastWord{limit: c.Limit, remaining: st.Remaining, at: now, until: now.Add(st.ResetAfter), decided: d}
 		}
 		s.mu.Unlock()
 	}

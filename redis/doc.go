@@ -227,7 +227,10 @@
 //     while one is failing, and every key is decided by OnStoreError.
 //   - The local fallback remembers: each Redis answer's remaining count (a
 //     lease's take included: failover.Store.Heard) is kept per key
-//     (failover.Options.Remember bounds them, 65,536 by default), and an
+//     (failover.Options.Remember bounds them, 65,536 by default), in the
+//     order Redis decided them (a take's by the time its script returns;
+//     two calls in flight at once whose order is unknown, by the lower
+//     remainder), not the order their replies arrived, and an
 //     instance that falls back starts each key from its share of that,
 //     ⌊remaining/Instances⌋, instead of a whole share. A limit a reload
 //     changed under the same name (the same state in Redis) is started
@@ -455,8 +458,11 @@
 // checks is admitted from leases only if every check's lease covers it;
 // otherwise the leases it needs are taken in one script run, the covered
 // checks' units held aside until it answers, and a refusal spends nothing
-// of any lease. A key's first call on an instance takes a lease too, sized
-// as if the shared remainder were the limit's burst (it is at most that):
+// of any lease. Units held aside are spent only if their lease still holds
+// once the run answers; if one ended meanwhile, the call is decided
+// exactly instead, all its checks together, and what the run took for
+// the call's own costs goes to the leases it took. A key's first call on
+// an instance takes a lease too, sized as if the shared remainder were the limit's burst (it is at most that):
 // a key seen a few times by an instance costs one round trip, not two. Near exhaustion — when the shared remainder as last heard,
 // not the size the instance asks for, bounds a take — the run is
 // lua/lease_take.lua instead: it decides the call's own costs
@@ -499,7 +505,9 @@
 // checks go through the failover, which charges first. A lease and the
 // fallback never admit the same units: the fallback starts a key from its
 // share of what Redis said was left after the instance's last take of it
-// (failover.Store.Heard), which the units leased are not part of, so the
+// (failover.Store.Heard, with the time Redis decided it: a late reply of an
+// earlier take never replaces a later answer), which the units leased are
+// not part of, so the
 // failover's bounds hold with Rᵢ that remainder. An instance alone admits
 // across an outage, from its leases and its fallback together, at most
 // the limit. A shared state

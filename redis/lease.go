@@ -201,9 +201,10 @@ type Leased struct {
 	// fallback admitted first.
 	direct func([]sluice.Check) bool
 	// heard, when next can take it (failover.Store.Heard), is told what
-	// Redis answered a take, so that a fallback on the key starts from
-	// what the take left, not from a whole share.
-	heard func([]sluice.Check, []sluice.Status)
+	// Redis answered a take and when Redis decided it, so that a fallback
+	// on the key starts from what the take left, not from a whole share,
+	// nor from what a take decided before a later answer left.
+	heard func([]sluice.Check, []sluice.Status, []int64)
 	// returned, when not nil, is told the key of every unit given back
 	// (see giveBack): capacity that comes back to Redis other than with
 	// time, which an over-limit cache in front of Redis must not go on
@@ -288,7 +289,7 @@ func newLeasedTelling(next sluice.Store, shared leaseBackend, now func() time.Ti
 		l.direct = d.Direct
 	}
 	if h, ok := next.(interface {
-		Heard([]sluice.Check, []sluice.Status)
+		Heard([]sluice.Check, []sluice.Status, []int64)
 	}); ok {
 		l.heard = h.Heard
 	}

@@ -203,6 +203,18 @@ type held struct {
 	mark  string
 	at    int64
 	epoch uint64
+	end   int64 // local µs the lease they were set aside from ends
+}
+
+// putBack returns h's units to the lease they were set aside from, or,
+// when it was replaced meanwhile, queues them to go back as the replaced
+// lease's units do (h.e is locked).
+func (l *Leased) putBack(h *held) {
+	if h.e.cur.gen == h.gen {
+		h.e.cur.units += h.cost
+		return
+	}
+	l.queue(sluice.Check{Key: h.e.key, Limit: h.e.plan.shared, Cost: h.cost}, h.mark, h.at, h.epoch)
 }
 
 // tryLeases decides checks (entries es) from leases, taking what is
@@ -273,7 +285,7 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 	for i, e := range es {
 		if extra[i] == 0 {
 			e.cur.units -= checks[i].Cost
-			aside = append(aside, held{e, e.cur.gen, checks[i].Cost, e.cur.mark, e.cur.at, e.cur.epoch})
+			aside = append(aside, held{e, e.cur.gen, checks[i].Cost, e.cur.mark, e.cur.at, e.cur.epoch, e.cur.deadline})
 		}
 	}
 	ch := make(chan struct{})
@@ -300,19 +312,28 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 		admitted = admitted && st[j].Allowed
 	}
 
-	locked = lockAll(es)
+	// Units set aside are spent at after, when the call is decided: a
+	// lease that ended meanwhile no longer covers them (its window, or L,
+	// is over by the shared state's clock). The call is then decided
+	// exactly, all its checks together, and the takes' costs, counted by
+	// the shared state, become units of the leases taken with them.
+	ended := false
 	for _, h := range aside {
-		if admitted {
+		ended = ended || after >= h.end
+	}
+	spend := admitted && !ended
+	decided := spend || final && !admitted
+
+	locked = lockAll(es)
+	for k := range aside {
+		h := &aside[k]
+		if spend {
 			h.e.used = after
 			out[slices.Index(es, h.e)] = h.e.status(after)
 			l.stats.spent.Add(h.cost)
 			continue
 		}
-		if h.e.cur.gen == h.gen {
-			h.e.cur.units += h.cost // a refusal spends nothing of any lease
-		} else { // its lease was replaced meanwhile: those units go back
-			l.queue(sluice.Check{Key: h.e.key, Limit: h.e.plan.shared, Cost: h.cost}, h.mark, h.at, h.epoch)
-		}
+		l.putBack(h) // a call its leases do not admit spends nothing of them
 	}
 	for j, i := range takes {
 		e := es[i]
@@ -321,10 +342,14 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 			continue
 		}
 		e.hear(&st[j], now)
-		if admitted && got[j] > 0 {
-			l.install(e, now, gs[j], got[j], ep)
+		units := got[j]
+		if admitted && !spend {
+			units += checks[i].Cost
 		}
-		if admitted || final {
+		if admitted && units > 0 {
+			l.install(e, now, gs[j], units, ep)
+		}
+		if decided {
 			out[i] = st[j]
 			out[i].Remaining = min(st[j].Remaining+e.held(), e.limit.Burst())
 		}
@@ -336,8 +361,11 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 	}
 	unlockAll(locked)
 	close(ch)
-	if admitted || final {
+	if decided {
 		return false, nil
+	}
+	if admitted { // an aside's lease ended while the takes ran
+		return false, l.exact(ctx, checks, out)
 	}
 	// A caller that gave up (cancelled) says nothing of Redis; a deadline
 	// that passed does, whoever set it: the failover bounds a call by the
@@ -364,7 +392,7 @@ func (l *Leased) take(ctx context.Context, tk []sluice.Check, want []int64, st [
 	l.stats.roundTrips.Add(1)
 	defer func() {
 		if err == nil && l.heard != nil {
-			l.heard(tk, st)
+			l.heard(tk, st, gs)
 		}
 	}()
 	if scarce {
