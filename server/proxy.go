@@ -244,6 +244,7 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 			// drain it as the answer starts (HTTP/2 is full duplex).
 			rc.EnableFullDuplex()
 			sw.body = &watchedBody{ReadCloser: r.Body, rc: rc, idle: conns.ReadTimeout, wait: &sw.wait, req: upstreamRequest(w)}
+			sw.http1 = r.ProtoMajor == 1
 			defer sw.body.stop()
 			if s := statusWriterOf(w); s != nil {
 				s.body = sw.body // its failure is the client's (statusWriter.brokenOff)
@@ -255,6 +256,19 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 		}
 		proxy.ServeHTTP(sw, r)
 		sw.endTrailers(w.Header())
+		if sw.body != nil && sw.body.stop() && r.ProtoMajor == 1 {
+			// Answered before its body ended, on a connection the answer
+			// closes (see streamWriter.closeUnlessBodyOver): what is left
+			// of the body is read and dropped within read_timeout, the
+			// answer sent first. net/http would read it with no deadline.
+			rc.Flush()
+			var deadline time.Time
+			if conns.ReadTimeout > 0 {
+				deadline = time.Now().Add(conns.ReadTimeout)
+			}
+			rc.SetReadDeadline(deadline)
+			sw.body.ReadCloser.Close()
+		}
 	}), closeIdle, nil
 }
 
@@ -712,6 +726,7 @@ type watchedBody struct {
 	err   atomic.Pointer[error]
 	mu    sync.Mutex
 	ended bool // the body ended, or the handler returned: no more extensions
+	over  bool // the body ended, whole or broken off
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
@@ -759,18 +774,27 @@ func (b *watchedBody) end(whole bool) {
 	if b.ended {
 		return
 	}
-	b.ended = true
+	b.ended, b.over = true, true
 	if whole {
 		b.rc.SetReadDeadline(time.Time{})
 	}
 	b.wait.from(time.Now())
 }
 
-// stop ends the extensions when the handler returns.
-func (b *watchedBody) stop() {
+// stop ends the extensions when the handler returns, and reports whether
+// the body had not ended by then.
+func (b *watchedBody) stop() (unended bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.ended = true
+	return !b.over
+}
+
+// isOver reports whether the body ended, whole or broken off.
+func (b *watchedBody) isOver() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.over
 }
 
 // answerKey is the context key of a request's streamWriter: the proxy

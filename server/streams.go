@@ -47,6 +47,21 @@ type streamWriter struct {
 	trailed   *http.Response
 	interim   bool // an interim answer was written, not yet the final one
 	unbounded bool // with idle 0, the write deadline was lifted
+	http1     bool // the request came over HTTP/1.x with a body
+}
+
+// closeUnlessBodyOver makes an HTTP/1.x answer that starts before its
+// request's body ended the last on its connection. The proxy is full
+// duplex (the upstream may answer before it reads, and the body goes on
+// to it), so net/http does not drain the body as the answer starts; were
+// the connection kept, the rest of a body the upstream left unread would
+// be read as the client's next request, and a body cut short would leave
+// its connection in the middle of it (RFC 9112 §9.6: the connection is
+// closed instead).
+func (w *streamWriter) closeUnlessBodyOver() {
+	if w.http1 && w.body != nil && !w.body.isOver() {
+		w.Header().Set("Connection", "close")
+	}
 }
 
 // extend gives the answer, which started, idle more to write and to move
@@ -96,6 +111,9 @@ func (w *streamWriter) WriteHeader(code int) {
 		w.ResponseWriter.WriteHeader(code)
 		return
 	}
+	if code != http.StatusSwitchingProtocols {
+		w.closeUnlessBodyOver()
+	}
 	w.extend()
 	w.ResponseWriter.WriteHeader(code)
 }
@@ -138,12 +156,18 @@ func (w *streamWriter) endTrailers(h http.Header) {
 }
 
 func (w *streamWriter) Write(b []byte) (int, error) {
+	if !w.started {
+		w.closeUnlessBodyOver()
+	}
 	w.extend()
 	return w.ResponseWriter.Write(b)
 }
 
 // FlushError flushes what was written, within idle.
 func (w *streamWriter) FlushError() error {
+	if !w.started {
+		w.closeUnlessBodyOver()
+	}
 	w.extend()
 	return w.rc.Flush()
 }
