@@ -95,6 +95,7 @@ func (l *loader) load(name string, data []byte) error {
 	d := &decoder{Decoder: &yamlcheck.Decoder{File: name}}
 	l.read = 0
 	dec := yaml.NewDecoder(bytes.NewReader(data))
+	src := yamlexpand.NewSource(data) // once for all the documents
 	docs := 0
 	for {
 		var root yaml.Node
@@ -107,7 +108,7 @@ func (l *loader) load(name string, data []byte) error {
 			break
 		}
 		// A scalar tagged `!` is a text to yaml.v2, which yaml.v3 forgets.
-		yamlexpand.MarkNonSpecific(data, &root)
+		yamlexpand.MarkNonSpecific(src, &root)
 		doc := &root
 		if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 			doc = doc.Content[0]

@@ -118,3 +118,50 @@ func TestANonSpecificTagMakesAText(t *testing.T) {
 		}
 	}
 }
+
+// An empty value, written with its anchor alone (`descriptors: &d`) or as
+// an explicit key without a value (`? descriptors`), before a key tagged
+// `!` on the next line: the `!` is that key's, and the empty value is null
+// to yaml.v2 (envoyproxy/ratelimit), no nested descriptors. yaml.v3 places
+// the explicit key's empty value at the next key's `!`, and an empty
+// value's properties may go on past a line break: the service reads the
+// `!` as the next key's, and loads the file as yaml.v2 does, rather than
+// take the empty value for the text "" ("want a list, got \"\"").
+func TestAnEmptyValueBeforeABangTaggedKeyIsNull(t *testing.T) {
+	const head = "domain: api\ndescriptors:\n  - key: user\n    rate_limit: {unit: minute, requests_per_unit: 1}\n"
+	for name, src := range map[string]string{
+		"anchored empty value": head + "    descriptors: &d\n    ! value: alice\n",
+		"explicit key":         head + "    ? descriptors\n    ! value: alice\n",
+	} {
+		r, err := envoy.LoadRules("rules.yaml", []byte(src))
+		if err != nil {
+			t.Errorf("%s: the service refuses a file yaml.v2 reads with descriptors null: %v\n%s", name, err, src)
+			continue
+		}
+		if got := fmt.Sprint(r.Limits()); got != "[user_alice: fixed-window 1 per 1m0s]" {
+			t.Errorf("%s: the service reads %s, want the limit of user alice", name, got)
+		}
+	}
+}
+
+// The tag `!` ends at any line break the parser knows, NEL (U+0085), LS
+// (U+2028) and PS (U+2029) among them (libyaml's is_blankz, in yaml.v2 and
+// yaml.v3 alike): `value: !<LS>  ~` is the text "~" to yaml.v2, and so to
+// the service, not no value (a rule for every user).
+func TestANonSpecificTagEndsAtAUnicodeLineBreak(t *testing.T) {
+	const head = "domain: api\ndescriptors:\n  - key: user\n    rate_limit: {unit: minute, requests_per_unit: 1}\n"
+	want, err := envoy.LoadRules("rules.yaml", []byte(head+"    value: \"~\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, br := range map[string]string{"NEL": "\u0085", "LS": "\u2028", "PS": "\u2029"} {
+		got, err := envoy.LoadRules("rules.yaml", []byte(head+"    value: !"+br+"      ~\n"))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if g, w := fmt.Sprint(got.Limits()), fmt.Sprint(want.Limits()); g != w {
+			t.Errorf("value: !<%s> ~: the service reads %s, want %s (the value \"~\", as yaml.v2 reads it)", name, g, w)
+		}
+	}
+}

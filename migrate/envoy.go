@@ -71,7 +71,8 @@ func Envoy(src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	// A scalar tagged `!` is a text to yaml.v2, which yaml.v3 forgets.
-	yamlexpand.MarkNonSpecific([]byte(src), &doc)
+	text := yamlexpand.NewSource([]byte(src))
+	yamlexpand.MarkNonSpecific(text, &doc)
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
@@ -82,7 +83,7 @@ func Envoy(src, source string) (*Translation, error) {
 	if kind := mapValue(root, "kind"); kind != nil && kind.Value == "ConfigMap" && mapValue(root, "domain") == nil {
 		return envoyConfigMap(root, source)
 	}
-	t.EnvoyRulesText = t.envoyFirstDocument(src, dec, root.Line)
+	t.EnvoyRulesText = t.envoyFirstDocument(src, text, dec, root.Line)
 	// The rules are those of the file's reading with its aliases and merge
 	// keys expanded, as sluice's service and envoyproxy/ratelimit read it.
 	root, _, err := expandEnvoy(root, source)
@@ -117,12 +118,16 @@ func Envoy(src, source string) (*Translation, error) {
 }
 
 // envoyFirstDocument returns the text of src's first YAML document, whose
-// root starts at line first; dec has decoded it. envoyproxy/ratelimit reads
-// a rules file's first document and ignores the others without a word,
-// where sluice's Envoy service would read each as a domain: the import
-// keeps the first only, in shadow and enforced alike, and reports the
-// domains of the others as not imported.
-func (t *Translation) envoyFirstDocument(src string, dec *yaml.Decoder, first int) string {
+// root starts at line first; text is src prepared, and dec has decoded the
+// first document. envoyproxy/ratelimit reads a rules file's first document
+// and ignores the others without a word, where sluice's Envoy service
+// would read each as a domain: the import keeps the first only, in shadow
+// and enforced alike, and reports the domains of the others as not
+// imported. The document ends at the first line from its root's that
+// starts with a document marker (--- or ...), its lines broken and its
+// text read as the parser reads them (UTF-16 included); the text returned
+// is src's, in its encoding.
+func (t *Translation) envoyFirstDocument(src string, text *yamlexpand.Source, dec *yaml.Decoder, first int) string {
 	var others []string
 	for {
 		var doc yaml.Node
@@ -139,19 +144,22 @@ func (t *Translation) envoyFirstDocument(src string, dec *yaml.Decoder, first in
 		others = append(others, what)
 	}
 	end := len(src)
-	offset := 0
-	for i, line := range strings.SplitAfter(src, "\n") {
-		marker := strings.TrimRight(line, "\r\n")
-		if i+1 > first && (marker == "---" || marker == "..." || strings.HasPrefix(marker, "--- ") || strings.HasPrefix(marker, "... ")) {
-			end = offset
+	for n := max(first, 1) + 1; n <= text.Lines(); n++ {
+		if line := text.Line(n); documentMarker(line, "---") || documentMarker(line, "...") {
+			end = text.Offset(n)
 			break
 		}
-		offset += len(line)
 	}
 	if len(others) > 0 {
 		t.differs("documents", "the file holds %d more YAML documents after the first: %s. envoyproxy/ratelimit reads a rules file's first document only and ignores the others; sluice's Envoy service would read each as a domain of its own, so the imported rules file holds the first document alone, as envoyproxy/ratelimit enforced it: not imported. To limit those domains, give each a rules file of its own.", len(others), strings.Join(others, ", "))
 	}
 	return src[:end]
+}
+
+// documentMarker reports whether line, without its line break, starts
+// with the document marker, followed by a blank or nothing.
+func documentMarker(line []byte, marker string) bool {
+	return bytes.HasPrefix(line, []byte(marker)) && (len(line) == len(marker) || line[len(marker)] == ' ' || line[len(marker)] == '\t')
 }
 
 // envoyConfigMap translates the rules file that cm, a Kubernetes ConfigMap
@@ -334,7 +342,7 @@ func shadowRules(src string) (string, error) {
 		return "", fmt.Errorf("envoy rules: %w", err)
 	}
 	// Written back tagged !!str, a `!`-tagged text stays a text.
-	yamlexpand.MarkNonSpecific([]byte(src), &doc)
+	yamlexpand.MarkNonSpecific(yamlexpand.NewSource([]byte(src)), &doc)
 	if len(doc.Content) > 0 {
 		if err := shadowDescriptors(doc.Content[0]); err != nil {
 			return "", err

@@ -133,3 +133,27 @@ func TestEnvoyImportReadsNonSpecificTagAsText(t *testing.T) {
 		t.Errorf("the shadow rules file holds %s, want the rules of the file, in shadow: %s\n%s", got, want, files[migrate.EnvoyRulesFile])
 	}
 }
+
+// A `<<` tagged `!`, plain or quoted, is a merge key to yaml.v2 and to the
+// service (docs/envoy.md). The shadow import rewrites the rules through
+// yaml.v3, which would write a quoted one back as the text "<<", no merge
+// key, and the service would refuse the shadow rules file ("unknown
+// field"): it is written as a merge key, and the file loads the rules as
+// written, in shadow.
+func TestEnvoyShadowImportWritesABangTaggedMergeKeyAsAMergeKey(t *testing.T) {
+	for _, key := range []string{`! "<<"`, `! '<<'`, `! <<`} {
+		src := "domain: api\ndescriptors:\n  - {key: a, rate_limit: &r {unit: minute, requests_per_unit: 1}}\n  - {key: user, " + key + ": {rate_limit: *r}}\n"
+		tr, err := migrate.Import("envoy", src, "rules.yaml")
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		files, err := tr.Files(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.ReplaceAll(strings.Join(serviceLimits(t, files[migrate.EnvoyRulesFile]), "\n"), " (shadow)", "")
+		if want := strings.Join(serviceLimits(t, src), "\n"); got != want {
+			t.Errorf("%s: the shadow rules file holds %s, want the rules of the file, in shadow: %s\n%s", key, got, want, files[migrate.EnvoyRulesFile])
+		}
+	}
+}

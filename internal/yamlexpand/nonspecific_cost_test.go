@@ -37,7 +37,7 @@ func TestMarkNonSpecificIsLinearOnALongLine(t *testing.T) {
 	decode := time.Since(t0)
 
 	t0 = time.Now()
-	yamlexpand.MarkNonSpecific(src, &root)
+	yamlexpand.MarkNonSpecific(yamlexpand.NewSource(src), &root)
 	mark := time.Since(t0)
 	if limit := 3*decode + 500*time.Millisecond; mark > limit {
 		t.Errorf("MarkNonSpecific on a %d-byte one-line file with one `!` in a text took %v, the decode itself %v: want at most %v (linear, a few scans)", len(src), mark, decode, limit)
