@@ -11,7 +11,8 @@ import (
 type response struct {
 	arrived bool // a response came back (false: the attempt failed)
 	// cached: a cache served the response from storage (see fromCache),
-	// so it never reached the server: it says nothing of the quota now.
+	// so it never reached the server, or perhaps its limiter (an Answer's
+	// Aside): it says nothing of the quota now.
 	cached bool
 	at     time.Time
 	status int

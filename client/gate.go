@@ -171,16 +171,20 @@ func (g *LimiterGate) acquire(ctx context.Context, cost int64) (release, sent fu
 		}
 		if slots {
 			// A slot frees when its holder releases it, which no clock
-			// foresees: wait for one as the Limiter does.
+			// foresees: wait for one as the Limiter does, until what is
+			// left of a Transport's Retry.MaxWait has passed (nor does
+			// Wait begin a known wait that would pass it).
 			start := time.Now()
-			err = g.limiter.Wait(ctx, checks, &d)
+			wctx, stop := boundWait(ctx)
+			err = g.limiter.Wait(wctx, checks, &d)
+			stop()
 			blocked(ctx, start)
 		} else {
 			err = g.limiter.Allow(ctx, checks, &d)
 		}
 		switch {
 		case err != nil && slots && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
-			back() // Wait gave up early: the wait it knew of ends after the deadline
+			back() // Wait gave up: its deadline passed, or would before a wait it knew of ended
 			return nil, fmt.Errorf("client: gate: %w: %w", ErrWaitTooLong, err)
 		case err != nil:
 			back()
@@ -314,13 +318,18 @@ const gateCall = 20 * time.Millisecond
 // this package add to it every span they block for (see blocked): in line
 // behind a refused waiter, for a refusal's RetryAfter, a slot, a window's
 // room, a queue's Delay. Their round trips to a store or a decision API
-// are not waits. A Gate's call spends of Retry.MaxWait the longer of the
-// spans reported and what the call lasts beyond gateCall: the time a Gate
-// of another package spends, even one that asks a Gate of this package in
-// turn, is never dropped. A wait a Gate of this package knows the end of
-// (a refusal's RetryAfter, a queue's Delay) is compared with what is left
-// of Retry.MaxWait (see checkGateWait), not with the context's deadline,
-// which gateCall pads.
+// are not waits. A Gate's call spends of Retry.MaxWait the spans reported,
+// no more than the call lasted (spans may overlap: a Gate of another
+// package may ask two Gates of this package at once), or what the call
+// lasts beyond gateCall, whichever is longer: the time a Gate of another
+// package spends, even one that asks a Gate of this package in turn, is
+// never dropped. Every wait of a Gate of this package is bounded by what is
+// left of Retry.MaxWait (see gateLeft), not by the context's deadline, which
+// gateCall pads for the round trips: a wait it knows the end of (a
+// refusal's RetryAfter, a queue's Delay, a window's wake) is not begun past
+// it (see checkGateWait), and one whose end it does not know (in line, for
+// a slot, for a window's room) ends there (see boundWait); either fails
+// with ErrWaitTooLong.
 type gateWaits struct {
 	context.Context
 	start  time.Time     // when the Gate was called
@@ -338,23 +347,55 @@ func (c *gateWaits) Value(key any) any {
 }
 
 // spent returns how much of Retry.MaxWait the Gate asked with c has spent,
-// its call having lasted call: the spans it reported, or what the call
-// lasted beyond gateCall, whichever is longer.
+// its call having lasted call: the spans it reported, call at most, or what
+// the call lasted beyond gateCall, whichever is longer.
 func (c *gateWaits) spent(call time.Duration) time.Duration {
-	return max(time.Duration(c.waited.Load()), call-gateCall)
+	return max(min(time.Duration(c.waited.Load()), call), call-gateCall)
+}
+
+// gateLeft returns what is left now of the Retry.MaxWait of the Transport
+// that asked with ctx, which may be 0 or less; ok is false when ctx is not
+// a Transport's gateWaits.
+func gateLeft(ctx context.Context) (left time.Duration, ok bool) {
+	c, ok := ctx.Value(gateWaitsKey{}).(*gateWaits)
+	if !ok {
+		return 0, false
+	}
+	return c.left - c.spent(time.Since(c.start)), true
 }
 
 // checkGateWait is checkWait for a Gate's known wait of d: when ctx is a
 // Transport's gateWaits, a wait above 0 that would outlast what is left of
 // Retry.MaxWait now (which may be nothing) fails with ErrWaitTooLong too.
 func checkGateWait(ctx context.Context, d, maxWait time.Duration, what string) error {
-	if c, ok := ctx.Value(gateWaitsKey{}).(*gateWaits); ok && d > 0 {
-		if left := c.left - c.spent(time.Since(c.start)); d > left {
-			return fmt.Errorf("%w: %s: %v is longer than what is left of Retry.MaxWait, %v",
-				ErrWaitTooLong, what, d.Round(time.Millisecond), max(left, 0).Round(time.Millisecond))
-		}
+	if left, ok := gateLeft(ctx); ok && d > 0 && d > left {
+		return fmt.Errorf("%w: %s: %v is longer than what is left of Retry.MaxWait, %v",
+			ErrWaitTooLong, what, d.Round(time.Millisecond), max(left, 0).Round(time.Millisecond))
 	}
 	return checkWait(ctx, d, maxWait, what)
+}
+
+// boundWait returns the context for a Gate's wait whose end it does not
+// know: when ctx is a Transport's gateWaits, ctx ending when what is left of
+// Retry.MaxWait now has passed (at once when nothing is), and the function
+// that releases it; ctx itself and a no-op otherwise. A wait that it ends
+// while ctx is alive fails with tooLong's error.
+func boundWait(ctx context.Context) (context.Context, context.CancelFunc) {
+	left, ok := gateLeft(ctx)
+	if !ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, max(left, 0))
+}
+
+// tooLong returns the error of a wait for what, bounded by boundWait, that
+// ended before its end came: ctx's error when ctx has ended, else an error
+// wrapping ErrWaitTooLong.
+func tooLong(ctx context.Context, what string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return fmt.Errorf("client: gate: %w: %s: longer than what was left of Retry.MaxWait", ErrWaitTooLong, what)
 }
 
 // gateSleep is sleep for a Gate: a wait of d above 0 is added to ctx's

@@ -29,18 +29,28 @@ func newTurn() *turn { return &turn{ch: make(chan struct{}, 1)} }
 
 // take waits for the turn. A context that has ended takes no turn, even a
 // free one (select would pick either at random): its waiter spends nothing.
+// A free turn is taken at once; the wait for one, whose end is not known,
+// ends when what is left of a Transport's Retry.MaxWait has passed (see
+// boundWait), with an error wrapping ErrWaitTooLong.
 func (t *turn) take(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	t.line.Add(1)
-	defer blocked(ctx, time.Now())
 	select {
 	case t.ch <- struct{}{}:
 		return nil
-	case <-ctx.Done():
+	default:
+	}
+	defer blocked(ctx, time.Now())
+	wctx, stop := boundWait(ctx)
+	defer stop()
+	select {
+	case t.ch <- struct{}{}:
+		return nil
+	case <-wctx.Done():
 		t.line.Add(-1)
-		return ctx.Err()
+		return tooLong(ctx, "in line")
 	}
 }
 
@@ -62,8 +72,9 @@ type refusal struct {
 // sleeps what remains of the refusal's wait and asks again. A refusal
 // that no wait can end (sluice.Never), or whose wait would pass maxHint,
 // what is left of a Transport's Retry.MaxWait (see checkGateWait) or ctx's
-// deadline, is returned at once as ErrExceedsBurst or ErrWaitTooLong.
-// A context that has ended asks nothing.
+// deadline, is returned at once as ErrExceedsBurst or ErrWaitTooLong; a
+// wait in line that outlasts what is left of Retry.MaxWait fails with
+// ErrWaitTooLong then (see take). A context that has ended asks nothing.
 func (t *turn) admit(ctx context.Context, cost int64, ask func() (*refusal, error)) error {
 	if err := ctx.Err(); err != nil {
 		return err

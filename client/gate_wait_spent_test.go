@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -111,5 +112,133 @@ func TestAGatesKnownRefusalBeyondMaxWaitIsNotWaited(t *testing.T) {
 	}
 	if !errors.Is(err, client.ErrWaitTooLong) || calls.Load() != 0 {
 		t.Errorf("a Gate that refuses for ~15 ms, MaxWait 10 ms: %v, %d sent; want ErrWaitTooLong at once, nothing sent", err, calls.Load())
+	}
+}
+
+// The waits of a Gate of this package whose end it does not know are
+// bounded by what is left of MaxWait too, not by the 20 ms it is given to
+// answer. A LocalGate over a concurrency limit and a token bucket, whose
+// slot is held (freed 2 ms after the request asks for it) and whose token
+// comes back about 8 ms from now, waits for its slot as
+// sluice.Limiter.Wait does: the token bucket's refusal, about 8 ms, is
+// past a MaxWait of 1 ms, and the request fails with ErrWaitTooLong,
+// unsent, rather than be sent when the token comes back.
+func TestAKnownRefusalWhileWaitingForASlotIsNotWaitedPastMaxWait(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+	}))
+	defer srv.Close()
+	gate := client.NewLocalGate(sluice.Concurrency(1, time.Minute), sluice.TokenBucket(1, 8*time.Millisecond))
+	held, err := gate.Acquire(context.Background(), 1) // the slot is held, the next token ~8 ms away
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held()
+	asked := client.GateFunc(func(ctx context.Context, cost int64) error {
+		time.AfterFunc(2*time.Millisecond, held)
+		return gate.Wait(ctx, cost)
+	})
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	hc := &http.Client{Transport: &client.Transport{Base: base, Gate: asked, Retry: client.RetryPolicy{MaxWait: time.Millisecond}}}
+	resp, err := hc.Get(srv.URL)
+	if err == nil {
+		resp.Body.Close()
+	}
+	if !errors.Is(err, client.ErrWaitTooLong) || calls.Load() != 0 {
+		t.Errorf("a Gate waiting for a slot, then refused by a token bucket for ~8 ms, MaxWait 1 ms: %v, %d sent; want ErrWaitTooLong, nothing sent",
+			err, calls.Load())
+	}
+}
+
+// The same of a wait in line, whose end is not known: a request that finds
+// another waiter holding its LocalGate's turn (refused for ~500 ms, it
+// leaves 8 ms after the request asks for its turn) fails with
+// ErrWaitTooLong once it has waited what is left of a MaxWait of 1 ms,
+// unsent, rather than take the turn 8 ms later and be admitted.
+func TestAWaitInLineIsBoundedByMaxWait(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+	}))
+	defer srv.Close()
+	gate := client.NewLocalGate(sluice.TokenBucket(2, time.Second)) // a token every 500 ms, 2 at most
+	if err := gate.Wait(context.Background(), 1); err != nil {      // 1 token left
+		t.Fatal(err)
+	}
+	ctx, leave := context.WithCancel(context.Background())
+	defer leave()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		gate.Wait(ctx, 2) // refused for ~500 ms: takes the turn and holds it until ctx ends
+	}()
+	time.Sleep(10 * time.Millisecond) // the waiter holds the turn by now
+	asked := client.GateFunc(func(ctx context.Context, cost int64) error {
+		time.AfterFunc(8*time.Millisecond, leave)
+		return gate.Wait(ctx, cost)
+	})
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	hc := &http.Client{Transport: &client.Transport{Base: base, Gate: asked, Retry: client.RetryPolicy{MaxWait: time.Millisecond}}}
+	resp, err := hc.Get(srv.URL)
+	if err == nil {
+		resp.Body.Close()
+	}
+	<-done
+	if !errors.Is(err, client.ErrWaitTooLong) || calls.Load() != 0 {
+		t.Errorf("in line behind a waiter that leaves after 8 ms, MaxWait 1 ms: %v, %d sent; want ErrWaitTooLong, nothing sent",
+			err, calls.Load())
+	}
+}
+
+// The waits reported during one Gate call may overlap: a Gate of another
+// package that asks two LocalGates at once (a per-tenant and a global
+// budget, say), each refusing for ~400 ms, blocks the request ~400 ms,
+// not 800. Its call spends of MaxWait no more than it lasted: under a
+// MaxWait of 1.6 s, the Retry-After: 1 that follows fits in the ~1.2 s left
+// and the request is retried.
+func TestWaitsOfTwoGatesAskedAtOnceCountOnceInMaxWait(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	}))
+	defer srv.Close()
+	gates := []*client.LimiterGate{
+		client.NewLocalGate(sluice.TokenBucket(1, 400*time.Millisecond)),
+		client.NewLocalGate(sluice.TokenBucket(1, 400*time.Millisecond)),
+	}
+	for _, g := range gates {
+		if err := g.Wait(context.Background(), 1); err != nil { // the next token is ~400 ms away
+			t.Fatal(err)
+		}
+	}
+	both := client.GateFunc(func(ctx context.Context, cost int64) error {
+		var wg sync.WaitGroup
+		errs := make([]error, len(gates))
+		for i, g := range gates {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[i] = g.Wait(ctx, cost) }()
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	})
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	hc := &http.Client{Transport: &client.Transport{Base: base, Gate: both, Retry: client.RetryPolicy{MaxWait: 1600 * time.Millisecond}}}
+	start := time.Now()
+	resp, err := hc.Get(srv.URL)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || calls.Load() != 2 {
+		t.Errorf("gated ~400 ms by two Gates at once, then Retry-After: 1 under MaxWait 1.6 s: status %d after %d attempts in %v; want the retry made (200 after 2 attempts, ~1.4 s)",
+			resp.StatusCode, calls.Load(), took.Round(time.Millisecond))
 	}
 }

@@ -107,8 +107,12 @@ func (s *sentWindows) reserve(ctx context.Context, cost int64, maxWait time.Dura
 // await blocks until changed is closed, wake (unless zero) passes, or ctx
 // ends; a wake beyond maxWait, what is left of a Transport's
 // Retry.MaxWait (see checkGateWait) or ctx's deadline is not awaited.
+// Without a wake (units in flight, whose release no clock foresees), the
+// wait ends when what is left of Retry.MaxWait has passed (see boundWait),
+// with an error wrapping ErrWaitTooLong.
 func (s *sentWindows) await(ctx context.Context, changed <-chan struct{}, now, wake time.Time, maxWait time.Duration) error {
 	var fired <-chan time.Time
+	wctx := ctx
 	if !wake.IsZero() {
 		if err := checkGateWait(ctx, wake.Sub(now), maxWait, "gate"); err != nil {
 			return err
@@ -116,13 +120,17 @@ func (s *sentWindows) await(ctx context.Context, changed <-chan struct{}, now, w
 		timer := time.NewTimer(wake.Sub(now))
 		defer timer.Stop()
 		fired = timer.C
+	} else {
+		var stop context.CancelFunc
+		wctx, stop = boundWait(ctx)
+		defer stop()
 	}
 	defer blocked(ctx, time.Now())
 	select {
 	case <-changed:
 	case <-fired:
-	case <-ctx.Done():
-		return ctx.Err()
+	case <-wctx.Done():
+		return tooLong(ctx, "a window's room")
 	}
 	return nil
 }

@@ -84,14 +84,18 @@ type Send struct {
 }
 
 // Done records the answer to the call. Unless the answer is Streaming (the
-// call goes on) or Failed (the server may be serving it still), the call
-// has ended: a slot of a concurrency quota (RateLimit-Policy's
-// qu="concurrent-requests") it held is back. Calling it on the zero Send
-// does nothing.
+// call goes on), Failed or Aside (the server may be serving it still), the
+// call has ended: a slot of a concurrency quota (RateLimit-Policy's
+// qu="concurrent-requests") it held is back. An Aside answer ends the call
+// as Cut does. Calling it on the zero Send does nothing.
 func (s Send) Done(a Answer) {
 	if s.h != nil {
 		s.h.finish(s.tk, a.response())
-		if !a.Failed && !a.Streaming {
+		switch {
+		case a.Failed || a.Streaming:
+		case a.Aside:
+			s.Cut()
+		default:
 			s.End()
 		}
 	}
@@ -143,6 +147,16 @@ type Answer struct {
 	// header came with its first message): a slot of a concurrency quota
 	// is held until Send.End, or until a probe after Send.Cut.
 	Streaming bool
+	// Aside means the answer came from the server's side but perhaps not
+	// from its limiter: a status that its handler or a proxy in front of
+	// it may have sent by itself (an upstream down or timed out), without
+	// RateLimit fields. It tells nothing of the quota (its rate-limit
+	// fields are ignored, as a cached answer's are), except to a Pacer
+	// that has learned nothing yet: a server that answers without fields
+	// states no limit. The call may hold its slot of a concurrency quota
+	// still: it is held until a probe after the quota's reset, as after
+	// Send.Cut. Failed or Streaming, when set too, wins.
+	Aside bool
 	// At is when the answer arrived; the zero time means now.
 	At time.Time
 }
@@ -153,6 +167,9 @@ func (a Answer) response() response {
 		at = time.Now()
 	}
 	r := readResponse(a.Header, at)
+	if a.Aside {
+		r = response{at: at, cached: true, ra: r.ra, hasRA: r.hasRA}
+	}
 	r.arrived = !a.Failed
 	switch {
 	case a.Refused:

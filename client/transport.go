@@ -146,13 +146,16 @@ const drainGrace = 100 * time.Millisecond
 // toward Retry.MaxWait: the holds, the Gate's and a slot's before each
 // attempt, and the waits before its retries. A Gate's round trip to its
 // store or decision API is no wait: a Gate's call counts the spans the
-// Gates of this package report they block for, or what the call lasts
-// beyond 20ms, whichever is longer (so a Gate of another package that
-// paces on its own counts even when it then asks one of this package's).
-// A Gate is given 20ms at least to admit, however little of Retry.MaxWait
-// is left, so that the retry a wait was accepted for is made through a
-// Gate that can admit at once; a wait this package's Gates know the end of
-// (a refusal's, a queue's Delay) is not begun past what is left.
+// Gates of this package report they block for (no more than the call
+// lasted: they may overlap), or what the call lasts beyond 20ms,
+// whichever is longer (so a Gate of another package that paces on its own
+// counts even when it then asks one of this package's). A Gate is given
+// 20ms at least to admit, however little of Retry.MaxWait is left, so that
+// the retry a wait was accepted for is made through a Gate that can admit
+// at once; the waits of this package's Gates are bounded by what is left,
+// unpadded: one whose end they know (a refusal's, a queue's Delay) is not
+// begun past it, and one whose end they do not know (in line, for a slot)
+// fails with ErrWaitTooLong there.
 //
 // The zero Transport is usable: http.DefaultTransport, no Gate, cost 1 per
 // request, learning on, the default RetryPolicy. Set its fields before the
@@ -599,7 +602,7 @@ func (t *Transport) admit(req *http.Request, h *hostState, cost int64, maxWait t
 		// it does not begin it, and counted in the wait for the quota. The
 		// Gate's deadline gives it gateCall at least, to admit without
 		// waiting, and only its waits count, not its round trips; the
-		// waits it knows the end of are compared with what is left
+		// waits of this package's Gates are bounded by what is left,
 		// unpadded (see gateWaits).
 		gctx, asked := ctx, ctx
 		var gw *gateWaits

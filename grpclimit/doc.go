@@ -31,7 +31,7 @@
 // On a client, Retry retries calls refused with RESOURCE_EXHAUSTED (or by
 // a limiter with UNAVAILABLE) after their RetryInfo's delay (bounded,
 // jittered, within the context's deadline), and Pacer learns the server's quota from those fields (in the
-// trailers, or in the header as sluice serve's proxy sends them) and holds
+// trailers, or in the header as sluice serve's proxy sends them too) and holds
 // calls that would not fit, as client.Transport does for HTTP.
 //
 // docs/grpc.md describes both sides, and sluice serve's proxy in front of

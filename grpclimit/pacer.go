@@ -26,17 +26,22 @@ import (
 // HTTP: it holds calls that might not fit, paces them at the rate the quota
 // comes back once the burst is spent, and after a refusal holds every call
 // until the refusal's RetryInfo delay is over. A server that sends no
-// RateLimit fields is not limited, as any status it answers shows: an
-// error (NOT_FOUND, PERMISSION_DENIED, …) as well as OK, sent after its
-// header or trailers-only. Two kinds of call say nothing of its limits
-// and count as calls whose answer did not arrive, unless they carry
-// RateLimit fields or a quota detail: a call whose status grpc-go made on
-// the client's side, which comes with none of the server's metadata (the
-// call failed before it was sent, on a message above
-// grpc.MaxCallSendMsgSize, a marshalling or per-RPC credentials error;
-// its connection failed; the answer was not gRPC's); and a call answered
-// UNIMPLEMENTED, as grpc-go answers a method the server does not serve,
-// before any interceptor. docs/client.md gives the model.
+// RateLimit fields is not limited, as any status it answers the first call
+// with shows: an error (NOT_FOUND, PERMISSION_DENIED, UNAVAILABLE, …) as
+// well as OK, sent after its header or trailers-only. CANCELLED,
+// DEADLINE_EXCEEDED and UNAVAILABLE without a quota detail, in trailers
+// without RateLimit fields, tell no more than that (its handler's own
+// status, or a proxy's for a call that never reached the limiter): a Pacer
+// that knows the server's slots stays bound by them. Two kinds of call
+// say nothing of its limits and count as calls whose answer did not
+// arrive, unless they carry RateLimit fields or a quota detail: a call
+// whose status grpc-go made on the client's side, which comes with none
+// of the server's metadata (the call failed before it was sent, on a
+// message above grpc.MaxCallSendMsgSize, a marshalling or per-RPC
+// credentials error; its connection failed; the answer was not gRPC's);
+// and a call answered UNIMPLEMENTED, as grpc-go answers a method the
+// server does not serve, before any interceptor. docs/client.md gives the
+// model.
 //
 // A call waits before it is sent; a wait with a known end beyond MaxWait or
 // the call's deadline fails at once with RESOURCE_EXHAUSTED (the error
@@ -120,7 +125,7 @@ func (p *Pacer) UnaryInterceptor() grpc.UnaryClientInterceptor {
 		// Clipped: opts may be the connection's default call options, whose
 		// backing array every call of the connection shares.
 		err = invoker(ctx, method, req, reply, cc, append(slices.Clip(opts), grpc.Header(&header), grpc.Trailer(&trailer))...)
-		send.Done(answer(err, header, trailer, serverEnded(ctx, trailer)))
+		send.Done(answer(err, header, trailer, endOf(ctx, trailer)))
 		return err
 	}
 }
@@ -146,7 +151,7 @@ func (p *Pacer) StreamInterceptor() grpc.StreamClientInterceptor {
 		}
 		cs, err := streamer(ctx, desc, cc, method, opts...)
 		if err != nil {
-			send.Done(answer(err, nil, nil, false))
+			send.Done(answer(err, nil, nil, endedByClient))
 			late.Done(client.Answer{Failed: true})
 			return nil, err
 		}
@@ -234,18 +239,18 @@ func (s *pacedStream) ended(err error) {
 			h = md
 		}
 		t := s.Trailer()
-		served := serverEnded(s.ctx, t)
+		end := endOf(s.ctx, t)
 		if hasRateLimit(h) {
 			t = nil
 		}
-		s.send.Done(answer(err, h, t, served))
+		s.send.Done(answer(err, h, t, end))
 	})
 	s.lateOnce.Do(func() {
 		a := client.Answer{Failed: true}
 		if s.streaming && err != nil {
 			// Its status alone: the trailers of an admitted stream carry the
 			// RateLimit fields of its admission, not of its end.
-			if r := answer(err, nil, nil, false); r.Refused || r.Unavailable {
+			if r := answer(err, nil, nil, endedByClient); r.Refused || r.Unavailable {
 				a = r
 			}
 		}
@@ -266,7 +271,7 @@ func (s *pacedStream) ended(err error) {
 // DEADLINE_EXCEEDED, or UNAVAILABLE without a quota detail (a connection
 // broken), the codes grpc-go gives a stream that its caller or its
 // connection ended, unless trailers with RateLimit fields came with it
-// (see serverEnded). A status the server ended the stream with otherwise,
+// (see endOf). A status the server ended the stream with otherwise,
 // or one of those codes in trailers with its RateLimit fields (its
 // handler's own: an upstream timed out, a dependency down), came after its
 // handler returned.
@@ -280,26 +285,48 @@ func (s *pacedStream) cutShort(err error) bool {
 	switch status.Code(err) {
 	case codes.Canceled, codes.DeadlineExceeded:
 	case codes.Unavailable:
-		if answer(err, nil, nil, false).Unavailable {
+		if answer(err, nil, nil, endedByClient).Unavailable {
 			return false
 		}
 	default:
 		return false
 	}
-	return !serverEnded(s.ctx, s.Trailer())
+	return endOf(s.ctx, s.Trailer()) != endedByServer
 }
 
-// serverEnded reports whether a call whose trailers are trailer was ended
-// by the server's status after its limiter saw it, its handler having
-// returned: the call's context is alive and the trailers carry RateLimit
-// fields, which a Server always sends. grpc-go gives a call no trailers
-// when its end is its own (a context done, a connection broken); a status
-// in trailers without RateLimit fields may be grpc-go's, or a proxy's own
-// (an upstream down or timed out) for a call that never reached the
-// limiter, or whose handler may hold its slot still: it is not taken for
-// the server's end.
-func serverEnded(ctx context.Context, trailer metadata.MD) bool {
-	return ctx.Err() == nil && hasRateLimit(trailer)
+// An ending is what a call's context and trailers tell of who ended it by
+// its status (see endOf).
+type ending int
+
+const (
+	// endedByClient: the call's context is done, or no trailers came:
+	// grpc-go gives a call no trailers when its end is its own (a context
+	// done, a connection broken).
+	endedByClient ending = iota
+	// endedAside: the context alive, trailers without RateLimit fields:
+	// the status of the server's handler (an upstream timed out, a
+	// dependency down), or of a proxy in front of it, by itself, for a
+	// call that never reached the limiter or whose handler may hold its
+	// slot still. It tells a Pacer that has learned nothing yet that the
+	// server states no limit, and nothing of a quota (client.Answer's
+	// Aside).
+	endedAside
+	// endedByServer: the context alive, trailers with RateLimit fields,
+	// which a Server always sends: the server's status after its limiter
+	// saw the call, its handler having returned.
+	endedByServer
+)
+
+// endOf returns how a call whose context is ctx and whose trailers are
+// trailer ended.
+func endOf(ctx context.Context, trailer metadata.MD) ending {
+	switch {
+	case ctx.Err() != nil || len(trailer) == 0:
+		return endedByClient
+	case hasRateLimit(trailer):
+		return endedByServer
+	}
+	return endedAside
 }
 
 // admitted finishes the stream's Send with its header, read by now with
@@ -360,20 +387,25 @@ func (s *pacedStream) SendMsg(m any) error {
 // answer is what a call's error and metadata tell the pacer: header is
 // the server's header metadata and trailer its trailers, as the call's
 // client stream returns them (a Server sends the RateLimit fields in its
-// trailers, sluice serve's proxy in the header of an admitted call). A
+// trailers, sluice serve's proxy in the header of an admitted call and
+// again in its trailers when the service's status comes in them). A
 // status the server sent comes with metadata in one or the other (at
 // least the content-type of its header, or of its trailers when it was
 // answered trailers-only); a status grpc-go made on the client's side
-// comes with none. served reports whether the server ended the call by its
-// status (see serverEnded). A refusal is RESOURCE_EXHAUSTED with a quota
-// detail (RetryInfo or QuotaFailure); an UNAVAILABLE without one, or a
-// call CANCELLED or past its DEADLINE_EXCEEDED, is a call that may or may
-// not have been counted, unless the server ended it (its handler's own
-// status, in trailers with RateLimit fields: an answer); so is a call without the server's metadata, or
-// answered UNIMPLEMENTED, that has neither RateLimit fields nor a quota
-// detail: it did not reach the server's limits (see Pacer). Any other
-// answer came from the server.
-func answer(err error, header, trailer metadata.MD, served bool) client.Answer {
+// comes with none. end tells who ended the call by its status (see endOf).
+// A refusal is RESOURCE_EXHAUSTED with a quota detail (RetryInfo or
+// QuotaFailure); an UNAVAILABLE without one, or a call CANCELLED or past
+// its DEADLINE_EXCEEDED, is a call that may or may not have been counted
+// (Failed), unless the server ended it (its handler's own status, in
+// trailers with RateLimit fields: an answer), or the status came in
+// trailers of the server's side and neither they nor the header carry
+// RateLimit fields: an answer that tells a Pacer that has learned nothing
+// yet that the server states no limit, and nothing of a quota, its call
+// perhaps held by the handler still (Aside). So is a call without the
+// server's metadata, or answered UNIMPLEMENTED, that has neither RateLimit
+// fields nor a quota detail, Failed: it did not reach the server's limits
+// (see Pacer). Any other answer came from the server.
+func answer(err error, header, trailer metadata.MD, end ending) client.Answer {
 	md := header
 	if len(trailer) > 0 {
 		md = metadata.Join(header, trailer)
@@ -396,13 +428,19 @@ func answer(err error, header, trailer metadata.MD, served bool) client.Answer {
 		return client.Answer{Failed: true}
 	}
 	a.Header = httpHeader(md)
+	aside := end == endedAside && !hasRateLimit(md)
 	switch st.Code() {
 	case codes.ResourceExhausted:
 		a.Refused = quota
 	case codes.Unavailable:
-		a.Unavailable, a.Failed = quota, !quota && !served
+		a.Unavailable = quota
+		if !quota && end != endedByServer {
+			a.Failed, a.Aside = !aside, aside
+		}
 	case codes.Canceled, codes.DeadlineExceeded:
-		a.Failed = !served
+		if end != endedByServer {
+			a.Failed, a.Aside = !aside, aside
+		}
 	}
 	return a
 }

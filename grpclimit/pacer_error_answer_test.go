@@ -95,6 +95,33 @@ func TestErrorsOfAServerWithoutLimitsDoNotSerializeItsCalls(t *testing.T) {
 	together(t, &f, 8, func() error { return wantNotFound(conn) })
 }
 
+// A server without limits whose handler answers UNAVAILABLE (a dependency
+// down) or DEADLINE_EXCEEDED (its own upstream timed out) sends that
+// status trailers-only, with its metadata but no RateLimit fields: it
+// answered, and so is one without limits, even though such a status may be
+// a proxy's own for a call that never reached a limiter, and does not give
+// back a slot a Pacer bound by slots holds
+// (TestAProxysOwnStatusDoesNotOpenAPacerBoundBySlots).
+func TestAHandlersStatusOfAServerWithoutLimitsDoesNotSerializeItsCalls(t *testing.T) {
+	t.Parallel()
+	for _, code := range []codes.Code{codes.Unavailable, codes.DeadlineExceeded} {
+		t.Run(code.String(), func(t *testing.T) {
+			var f inFlight
+			conn := pacedConn(t, grpc.NewServer(grpc.ChainUnaryInterceptor(
+				func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+					f.hold(60 * time.Millisecond)
+					return nil, status.Error(code, "a dependency of the handler failed")
+				})))
+			together(t, &f, 8, func() error {
+				if _, err := say(context.Background(), conn, methodSay); status.Code(err) != code {
+					return err
+				}
+				return nil
+			})
+		})
+	}
+}
+
 // A sluice Server sends no RateLimit fields to a client its
 // ExemptAddresses hold: the handler's NOT_FOUND, sent trailers-only, is
 // the answer of a server without limits for that client, as above.
