@@ -26,8 +26,11 @@ import (
 type degradeState struct {
 	reduced                     *httplimit.Middleware
 	expensive, critical, health *routes.Mux
-	// ranked caches outranks' answers by pair of patterns (the
-	// exception's, the expensive one's), each a [2]string of bool.
+	// ranked holds, by pair of patterns (the exception's, the expensive
+	// one's, their hosts as routes.LowerHost writes them), a [2]string, the
+	// *http.ServeMux holding the two that outranks routes requests by, nil
+	// where ServeMux refuses them together: at most one for each pair of
+	// configured patterns, whatever the requests.
 	ranked sync.Map
 }
 

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sluice-dev/sluice/config"
@@ -88,13 +87,17 @@ func (st *state) shed(level degrade.Level, r *http.Request) (bool, string) {
 
 // outranks reports whether the exception pattern ex, which r matches as
 // written, takes r from the expensive class: ex is at least as specific
-// as the expensive pattern r matches under ServeMux's reading. When that
-// reading matches none (only a respelling of r is expensive: "/jobs/run/"
-// beside "POST /jobs/run" inside a critical "POST /jobs/"), ex outranks
-// nothing: a request in a class and expensive under another spelling is
-// shed as expensive. Two patterns of which neither is more specific (a
-// method beside a longer path: "GET /api/" and "/api/health") leave r to
-// the exception, which names the route. An empty ex outranks nothing.
+// as the expensive pattern r matches under ServeMux's reading, which a
+// ServeMux holding the two judges, reading r's host as a routes.Mux does
+// (routes.MatchedHost: "API.example.com..:8443" is api.example.com). When
+// that reading matches none (only a respelling of r is expensive:
+// "/jobs/run/" beside "POST /jobs/run" inside a critical "POST /jobs/"),
+// ex outranks nothing: a request in a class and expensive under another
+// spelling is shed as expensive. Two patterns of which neither is more
+// specific (a method beside a longer path: "GET /api/" and "/api/health")
+// leave r to the exception, which names the route. An empty ex outranks
+// nothing. The ServeMux of each pair of patterns is kept (d.ranked): it
+// depends on the two patterns alone, and each request is routed by it.
 func (d *degradeState) outranks(ex string, r *http.Request) bool {
 	if ex == "" {
 		return false
@@ -104,25 +107,35 @@ func (d *degradeState) outranks(ex string, r *http.Request) bool {
 		return false
 	}
 	pair := [2]string{routes.LowerHost(ex), routes.LowerHost(xp)}
-	if v, ok := d.ranked.Load(pair); ok {
-		return v.(bool)
+	v, ok := d.ranked.Load(pair)
+	if !ok {
+		v, _ = d.ranked.LoadOrStore(pair, pairMux(pair[0], pair[1]))
 	}
-	wins := func() (wins bool) {
-		defer func() { // ServeMux panics on two patterns of equal rank
-			if recover() != nil {
-				wins = true
-			}
-		}()
-		mux := http.NewServeMux()
-		mux.Handle(pair[0], http.NotFoundHandler())
-		mux.Handle(pair[1], http.NotFoundHandler())
+	mux := v.(*http.ServeMux)
+	if mux == nil {
+		return true // neither is more specific
+	}
+	if h := routes.MatchedHost(r.Host); h != r.Host {
 		r2 := *r
-		r2.Host = strings.TrimSuffix(strings.ToLower(r.Host), ".")
-		_, p := mux.Handler(&r2)
-		return p == pair[0]
+		r2.Host = h
+		r = &r2
+	}
+	_, p := mux.Handler(r)
+	return p == pair[0]
+}
+
+// pairMux returns a ServeMux holding the patterns a and b, or nil when
+// ServeMux refuses them together (neither is more specific).
+func pairMux(a, b string) (mux *http.ServeMux) {
+	defer func() { // ServeMux panics on two patterns of equal rank
+		if recover() != nil {
+			mux = nil
+		}
 	}()
-	d.ranked.Store(pair, wins)
-	return wins
+	mux = http.NewServeMux()
+	mux.Handle(a, http.NotFoundHandler())
+	mux.Handle(b, http.NotFoundHandler())
+	return mux
 }
 
 // reducedCapacity answers a shed request 503 (see

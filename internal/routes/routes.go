@@ -111,10 +111,10 @@ func matchesEverything(p string) bool {
 }
 
 // hostMatched returns r, or a copy whose Host is as the patterns name
-// hosts (see matchedHost) when m has patterns with hosts.
+// hosts (see MatchedHost) when m has patterns with hosts.
 func (m *Mux) hostMatched(r *http.Request) *http.Request {
 	if m.hosts {
-		if h := matchedHost(r.Host); h != r.Host {
+		if h := MatchedHost(r.Host); h != r.Host {
 			r2 := *r
 			r2.Host = h
 			return &r2
@@ -202,10 +202,13 @@ func LowerHost(p string) string {
 	return p[:i] + host + p[j:]
 }
 
-// matchedHost returns the request host h (with its port, if any) as a Mux
-// matches it: in lower case, without trailing dots. It is h itself when h
-// is so already, as most hosts are.
-func matchedHost(h string) string {
+// MatchedHost returns the request host h (with its port, if any) as a Mux
+// matches it: its name in lower case, without the root dot or dots
+// ("API.example.com..:8443" is api.example.com:8443), the port kept, which
+// ServeMux drops. It is h itself when h is so already, as most hosts are.
+// A ServeMux that reads a request with this host matches a pattern whose
+// host LowerHost wrote as a Mux does.
+func MatchedHost(h string) string {
 	name, port := h, ""
 	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.HasSuffix(h, "]") {
 		name, port = h[:i], h[i:]

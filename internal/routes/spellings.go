@@ -307,16 +307,21 @@ func (m *Mux) MatchesAny(r *http.Request) bool {
 // that the path matches, the one ServeMux would route it to ("GET
 // /api/Health", not "GET /api/", for /api/health), or where ServeMux
 // cannot hold them together, each that no other takes precedence over
-// ("POST /API/{version}/bulk" and "POST /Api/v2/{op}" for /api/v2/bulk);
-// r's method in any case. A spelling that is another's is not read
-// again, so a request spelled as ServeMux routes it, its path clean and
-// in lower case beside patterns in lower case, is read once. Last, the
-// decoded spellings without a trailing slash and then without a format
-// suffix (see Unformatted), in their case and in lower case, each
-// yielding only a pattern that the suffix steps off (see stepsOff):
-// /v1/login.json yields "POST /v1/login", while /v1/openapi.json yields
-// no "/v1/" for it, which the path with its suffix is read under already.
-// A pattern may be yielded more than once. The zero Mux yields nothing.
+// ("POST /API/{version}/bulk" and "POST /Api/v2/{op}" for /api/v2/bulk).
+// A spelling that is another's is not read again, so a request spelled
+// as ServeMux routes it, its path clean and in lower case beside patterns
+// in lower case, is read once. Last, the decoded spellings, and
+// ServeMux's reading where it puts the path's segments otherwise, without
+// a trailing slash and then without a format suffix (see Unformatted), in
+// their case and in lower case, each yielding only a pattern that the
+// suffix steps off (see stepsOff): /v1/login.json yields "POST
+// /v1/login", while /v1/openapi.json yields no "/v1/" for it, which the
+// path with its suffix is read under already. Methods are case-sensitive
+// (RFC 9110 §9.1), as ServeMux matches them, and some upstreams (Django)
+// take a method in any case: r is read with its method as sent, then,
+// where that is not in upper case, with it in upper case ("purge /cache"
+// for purge /cache; "POST /bulk" for post /bulk). A pattern may be
+// yielded more than once. The zero Mux yields nothing.
 func (m *Mux) Spellings(r *http.Request) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		if m == nil || m.mux == nil {
@@ -326,13 +331,23 @@ func (m *Mux) Spellings(r *http.Request) iter.Seq[string] {
 	}
 }
 
-// spellings is Spellings' walk; it returns false when yield did.
+// spellings is Spellings' walk, of r's method as sent and then, where it
+// is not, in upper case; it returns false when yield did.
 func (m *Mux) spellings(r *http.Request, yield func(string) bool) bool {
 	if up := strings.ToUpper(r.Method); up != r.Method {
+		if !m.spellingsOf(r, yield) {
+			return false
+		}
 		r2 := *r
 		r2.Method = up
 		r = &r2
 	}
+	return m.spellingsOf(r, yield)
+}
+
+// spellingsOf is Spellings' walk of r's path, for r's method as it is; it
+// returns false when yield did.
+func (m *Mux) spellingsOf(r *http.Request, yield func(string) bool) bool {
 	if !yield(m.Pattern(r)) {
 		return false
 	}
@@ -361,31 +376,54 @@ func (m *Mux) spellings(r *http.Request, yield func(string) bool) bool {
 }
 
 // unformattedSpellings is spellings' last step, for the readings rs of
-// r's decoded and cleaned path (see readings): each, without a trailing
-// slash, without its format suffix (see Unformatted), in its case and in
-// lower case, yielding only the patterns that the suffix steps off (see
-// stepsOff). It returns false when yield did.
+// r's decoded and cleaned path (see readings), and ServeMux's reading of
+// its escaped path where it puts the path's segments otherwise (see
+// segmentsApart): each, without a trailing slash, without its format
+// suffix (see Unformatted), in its case and in lower case, yielding only
+// the patterns that the suffix steps off (see stepsOff). It returns false
+// when yield did.
 func (m *Mux) unformattedSpellings(r *http.Request, rs *[4]string, yield func(string) bool) bool {
 	for _, rp := range rs {
 		if rp == "" {
 			continue // an earlier reading again
 		}
-		if u, ok := Unslashed(rp); ok {
-			rp = u
-		}
-		f, ok := Unformatted(rp)
-		if !ok {
-			continue
-		}
-		steppedOff := func(pattern string) bool { return !stepsOff(pattern, f) || yield(pattern) }
-		if !steppedOff(m.Pattern(withPath(r, f))) {
-			return false
-		}
-		if lf := strings.ToLower(f); (lf != f || m.lower != nil) && !m.inLowerCase(withPath(r, lf), steppedOff) {
+		if !m.unformatted(r, rp, false, yield) {
 			return false
 		}
 	}
+	if r.URL.RawPath == "" {
+		return true
+	}
+	if e := CleanPath(r.URL.EscapedPath()); segmentsApart(e, r.URL.Path) {
+		return m.unformatted(r, e, true, yield)
+	}
 	return true
+}
+
+// unformatted is unformattedSpellings' step for the reading p of r's
+// path, decoded or (escaped) ServeMux's reading of the escaped path: p
+// without a trailing slash and without its format suffix, in its case and
+// in lower case ("/projects/group%2Fproj/export.json" is
+// /projects/group%2Fproj/export, one segment group/proj). It returns false
+// when yield did.
+func (m *Mux) unformatted(r *http.Request, p string, escaped bool, yield func(string) bool) bool {
+	if u, ok := Unslashed(p); ok {
+		p = u
+	}
+	f, ok := Unformatted(p)
+	if !ok {
+		return true
+	}
+	at, lower := withPath, strings.ToLower
+	if escaped {
+		at, lower = withEscapedPath, lowerEscaped
+	}
+	steppedOff := func(pattern string) bool { return !stepsOff(pattern, f) || yield(pattern) }
+	if !steppedOff(m.Pattern(at(r, f))) {
+		return false
+	}
+	lf := lower(f)
+	return lf == f && m.lower == nil || m.inLowerCase(at(r, lf), steppedOff)
 }
 
 // lowerSpellings is spellings' step for the reading rp of r's path in
