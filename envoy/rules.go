@@ -10,12 +10,14 @@ import (
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/leasehold"
 	"github.com/sluice-dev/sluice/internal/quota"
 )
 
 // Rules are the descriptor trees of one or more domains, as loaded by
-// LoadRules or LoadRuleFiles. A Rules value is immutable once loaded and safe
-// for concurrent use; reload by loading a new one and handing it to
+// LoadRules or LoadRuleFiles. A Rules value is immutable once loaded (and
+// StateLeases, if called, has run) and safe for concurrent use; reload by
+// loading a new one and handing it to
 // Service.SetRules. The zero Rules (and a nil *Rules) has no domains: every
 // request is OK.
 type Rules struct {
@@ -274,9 +276,16 @@ func (r *rule) finish() *rule {
 	r.unitSeconds = int64(r.limit.Window() / time.Second)
 	r.fixed = r.limit.Algorithm() == sluice.AlgorithmFixedWindow
 	r.calendar = r.fixed && r.unitSeconds > 0 && epochUnix()%r.unitSeconds != 0
-	r.stated = quota.Of(r.limit)
+	r.state(r.limit)
+	return r
+}
+
+// state sets what the headers state of the rule (stated, policy) from l:
+// its limit, or the limit a store that leases it decides by.
+func (r *rule) state(l sluice.Limit) {
+	r.stated = quota.Of(l)
 	if r.fixed { // envoyproxy/ratelimit's own: its unit and requests_per_unit
-		r.stated.Q, r.stated.W = r.limit.Quantity(), int64(r.limit.Window().Seconds())
+		r.stated.Q, r.stated.W = l.Quantity(), int64(l.Window().Seconds())
 	}
 	r.policy = `"` + r.label + `";q=` + strconv.FormatInt(r.stated.Q, 10)
 	if r.stated.W > 0 {
@@ -284,5 +293,43 @@ func (r *rule) finish() *rule {
 	} else {
 		r.policy += `;qu="concurrent-requests"` // no window: a lease time is not one
 	}
-	return r
+}
+
+// StateLeases has the RateLimit headers of r's rules state, for each
+// token bucket, GCRA or leaky-bucket meter that the store leases, the
+// limit its shared state decides every check by: the rule's rate with its
+// burst less what refills in a lease's life (redis, Leased quota), the
+// most it admits at once. leased reports whether the store leases the
+// limit of a state ID (redis.LeaseOptions: its Limits, else its Mode);
+// maxAge is its leases' longest life (redis.LeaseOptions.MaxAge), a
+// minute when zero or less. Other rules, and the statuses' current_limit
+// (the rule as configured), are unchanged. Call it before the rules are
+// handed to a Service: it is not safe for use concurrent with one.
+func (r *Rules) StateLeases(leased func(id string) bool, maxAge time.Duration) {
+	if r == nil || leased == nil {
+		return
+	}
+	if maxAge <= 0 {
+		maxAge = leasehold.DefaultMaxAge
+	}
+	var walk func(n *node)
+	walk = func(n *node) {
+		if ru := n.rule; ru != nil && !ru.unlimited && !ru.blocked && leased(ru.limit.ID()) {
+			if shared, _, ok := leasehold.Of(ru.limit, maxAge); ok {
+				ru.state(shared)
+			}
+		}
+		for _, c := range n.exact {
+			walk(c)
+		}
+		for _, c := range n.prefix {
+			walk(c.n)
+		}
+		for _, c := range n.wildcard {
+			walk(c)
+		}
+	}
+	for _, n := range r.domains {
+		walk(n)
+	}
 }

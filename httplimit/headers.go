@@ -52,10 +52,12 @@ type policyHeaders struct {
 	ietfItems, draftItems []string
 }
 
-func newPolicyHeaders(limits []sluice.Limit, hidden map[string]bool) (policyHeaders, error) {
+// newPolicyHeaders returns the policy headers of limits, stating each as
+// stated finds it (see Middleware.Stated).
+func newPolicyHeaders(limits []sluice.Limit, hidden map[string]bool, stated *statedLimits) (policyHeaders, error) {
 	var ph policyHeaders
 	for _, l := range limits {
-		qt := quota.Of(l)
+		qt := quota.Of(stated.add(l))
 		ph.quotas = append(ph.quotas, qt)
 		if hidden[l.Name()] {
 			ph.items, ph.ietfItems, ph.draftItems = append(ph.items, ""), append(ph.ietfItems, ""), append(ph.draftItems, "")
@@ -161,7 +163,7 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 	// drafts' fields of the same names have another syntax.
 	var lim limitFigures
 	if m.oneLimit {
-		lim = decidingFigures(res)
+		lim = decidingFigures(res, &m.stated)
 	}
 	// A status whose figures measure no use (see unmeasured: the store
 	// was not reached, had no room, or was not asked) tells nothing of
@@ -175,7 +177,7 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 				h["Ratelimit-Policy"] = ph.ietf
 			}
 			start := len(buf)
-			if buf = appendIETF(buf, res.Checks, d.Statuses, items, quotas); len(buf) > start {
+			if buf = appendIETF(buf, res.Checks, d.Statuses, items, quotas, &m.stated); len(buf) > start {
 				ends, names = append(ends, len(buf)), append(names, "Ratelimit")
 			} // else every limit is hidden: no field (an empty List is no field)
 		case ModeDraft7:
@@ -279,8 +281,9 @@ func (res *Result) headerValues(buf []byte, ends []int) []string {
 // sf-integers, which hold them (remaining ≤ MaxQuantity, reset ≤ Never in
 // seconds, both below 10^15). items and quotas, when not nil, are the
 // checks' names already written with ";r=" and their quotas
-// (policyHeaders); a check whose item is "" is hidden.
-func appendIETF(buf []byte, checks []sluice.Check, statuses []sluice.Status, items []string, quotas []quota.Quota) []byte {
+// (policyHeaders); a check whose item is "" is hidden. Without them, a
+// check's quota is that of the limit stated finds for it.
+func appendIETF(buf []byte, checks []sluice.Check, statuses []sluice.Status, items []string, quotas []quota.Quota, stated *statedLimits) []byte {
 	start := len(buf)
 	for i := range checks {
 		if items != nil && items[i] == "" || unmeasured(&statuses[i]) {
@@ -297,7 +300,7 @@ func appendIETF(buf []byte, checks []sluice.Check, statuses []sluice.Status, ite
 		} else {
 			buf = appendSFString(buf, checks[i].Limit.Name())
 			buf = append(buf, ";r="...)
-			qt = quota.Of(checks[i].Limit)
+			qt = quota.Of(stated.of(checks[i].Limit))
 		}
 		buf = strconv.AppendInt(buf, st.Remaining, 10)
 		if qt.W > 0 {
@@ -333,10 +336,11 @@ type limitFigures struct {
 func unmeasured(st *sluice.Status) bool { return st.Unavailable || st.NoRoom || st.Undecided }
 
 // decidingFigures returns the figures of the limit that decided res (see
-// Result.Deciding), so that a refusal's t is never past Retry-After.
-func decidingFigures(res *Result) limitFigures {
+// Result.Deciding), as stated finds it, so that a refusal's t is never
+// past Retry-After.
+func decidingFigures(res *Result, stated *statedLimits) limitFigures {
 	l, st := res.Deciding()
-	f := limitFigures{Quota: quota.Of(l), name: l.Name(), remaining: st.Remaining, unmeasured: unmeasured(&st)}
+	f := limitFigures{Quota: quota.Of(stated.of(l)), name: l.Name(), remaining: st.Remaining, unmeasured: unmeasured(&st)}
 	f.wait(st.Remaining, st.ResetAfter, st.RetryAfter)
 	return f
 }

@@ -43,18 +43,18 @@ func TestFastRateLimitValuesAreWhatHTTPSFVWrites(t *testing.T) {
 			if err != nil {
 				rt.Fatal(err)
 			}
-			if got := string(appendIETF(nil, checks, statuses, nil, nil)); got != want {
+			if got := string(appendIETF(nil, checks, statuses, nil, nil, nil)); got != want {
 				rt.Fatalf("appendIETF wrote %q, httpsfv %q", got, want)
 			}
 			limits := make([]sluice.Limit, n)
 			for i := range checks {
 				limits[i] = checks[i].Limit
 			}
-			ph, err := newPolicyHeaders(limits, nil)
+			ph, err := newPolicyHeaders(limits, nil, &statedLimits{})
 			if err != nil {
 				return // httpsfv refuses the name in RateLimit-Policy: no plan has it
 			}
-			if got := string(appendIETF(nil, checks, statuses, ph.items, ph.quotas)); got != want {
+			if got := string(appendIETF(nil, checks, statuses, ph.items, ph.quotas, nil)); got != want {
 				rt.Fatalf("appendIETF with the plan's items wrote %q, httpsfv %q", got, want)
 			}
 		})

@@ -22,7 +22,9 @@ type LimitState struct {
 	Algorithm string `json:"algorithm"`
 	Quantity  int64  `json:"quantity"`
 	Window    string `json:"window"`
-	Burst     int64  `json:"burst"`
+	// Burst is the most the limit admits at once: for a bucket the store
+	// leases, its shared burst (see Middleware.Stated).
+	Burst int64 `json:"burst"`
 	// Remaining is the units available at once; Used is Burst − Remaining.
 	Remaining int64 `json:"remaining"`
 	Used      int64 `json:"used"`
@@ -574,10 +576,10 @@ func (m *Middleware) Inspect(ctx context.Context, subject, plan string) ([]Limit
 	}
 	out := make([]LimitState, len(limits))
 	for i, l := range limits {
-		st := d.Statuses[i]
+		st, b := d.Statuses[i], m.stated.of(l).Burst()
 		out[i] = LimitState{Name: l.Name(), Algorithm: l.Algorithm().String(), Quantity: l.Quantity(),
-			Window: WindowOf(l), Burst: l.Burst(), Remaining: st.Remaining,
-			Used: max(0, l.Burst()-st.Remaining), ResetAfter: st.ResetAfter}
+			Window: WindowOf(l), Burst: b, Remaining: st.Remaining,
+			Used: max(0, b-st.Remaining), ResetAfter: st.ResetAfter}
 	}
 	return out, nil
 }

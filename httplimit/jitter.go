@@ -34,7 +34,7 @@ func (m *Middleware) spread(res *Result) {
 	if !ok || back == sluice.Never {
 		return
 	}
-	span := min(m.jitter, time.Duration(quota.Of(l).W)*time.Second/10) / time.Second
+	span := min(m.jitter, time.Duration(quota.Of(m.stated.of(l)).W)*time.Second/10) / time.Second
 	if span <= 0 {
 		return
 	}

@@ -78,6 +78,8 @@ type Middleware struct {
 	// counts maps the limits that count only successes or failures to
 	// which (see countsOf); nil when none do.
 	counts map[string]string
+	// stated are the limits stated for leased buckets (see Stated).
+	stated statedLimits
 }
 
 // Result is one request's identity, cost and decision.
@@ -229,7 +231,8 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 		}
 	}
 	hidden := hiddenLimits(&o)
-	if m.rules, err = compileRules(&o, prefix, hidden); err != nil {
+	m.stated = newStatedLimits(&o)
+	if m.rules, err = compileRules(&o, prefix, hidden, &m.stated); err != nil {
 		return nil, err
 	}
 	m.ruleKeys = newKeyCache()
@@ -248,7 +251,7 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 		ps := &planState{plan: p, unitsCounted: planCountsUnits(p)}
 		m.globalUnits = m.globalUnits || ps.unitsCounted
 		limits := append(slices.Clone(p.Limits), o.Global...)
-		if ps.headers, err = newPolicyHeaders(limits, hidden); err != nil {
+		if ps.headers, err = newPolicyHeaders(limits, hidden, &m.stated); err != nil {
 			return nil, fmt.Errorf("httplimit: plan %s: %w", p.Name, err)
 		}
 		if ps.costs, err = newEndpoints(nil, p.Costs); err != nil {
@@ -258,6 +261,7 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 	}
 	m.results.New = func() any { return &Result{} }
 	m.statusReads = newStatusReads()
+	m.stated.add(m.statusReads)
 	return m, nil
 }
 

@@ -171,6 +171,17 @@ type Options struct {
 	// Penalty). The zero value checks the guard with every request. It
 	// changes nothing without a Penalty.
 	StoreLeases bool
+	// StoreLeased, with StoreLeases, reports whether the store leases the
+	// limit whose state ID (sluice.Limit.ID) is id: redis.LeaseOptions'
+	// Limits, else its Mode. Nil: it leases every limit it can.
+	// StoreLeaseMaxAge is its longest lease life (redis.LeaseOptions.MaxAge),
+	// a minute when zero or less. A token bucket, GCRA or leaky-bucket meter
+	// the store leases admits at most its shared burst at once, its burst
+	// less what refills in a lease's life (redis, Leased quota): the
+	// RateLimit headers, the problem body and Inspect state that limit
+	// (see Middleware.Stated), not the one configured.
+	StoreLeased      func(id string) bool
+	StoreLeaseMaxAge time.Duration
 
 	// ExemptAddresses are client addresses (through TrustedProxies, as
 	// identity reads them) that no limit applies to, whatever their key. A

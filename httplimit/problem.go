@@ -134,7 +134,8 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 	d := &res.Decision
 	l, _ := res.Deciding()
 	wait := res.RetryAfter()
-	f := decidingFigures(res)
+	f := decidingFigures(res, &m.stated)
+	b := m.stated.of(l).Burst() // what l admits at once
 	plan := res.Identity.Plan
 	p := &Problem{
 		Type:             ProblemQuotaExceeded,
@@ -163,7 +164,7 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 			of = "the whole service"
 		}
 		p.Detail = fmt.Sprintf("This request costs %d units, more than the %d that the %s limit of %s can ever hold: it cannot be admitted.",
-			res.Cost, l.Burst(), l.Name(), of)
+			res.Cost, b, l.Name(), of)
 	} else if l.Algorithm() == sluice.AlgorithmConcurrency {
 		// Every other limit that refused admits the request within the
 		// poll (see refusingCheck).
@@ -184,8 +185,8 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		ra := retryAfterSeconds(wait)
 		p.RetryAfter = &ra
 		p.Detail = fmt.Sprintf("Rate limit exceeded: %d %s per %s", l.Quantity(), unitWord(l.Quantity(), units), windowWord(l))
-		if f.Bucket && l.Burst() != l.Quantity() {
-			p.Detail += fmt.Sprintf(", at most %d at once,", l.Burst())
+		if f.Bucket && b != l.Quantity() {
+			p.Detail += fmt.Sprintf(", at most %d at once,", b)
 		}
 		if rule := res.ruleOf(l); rule != "" {
 			p.Detail += fmt.Sprintf(" under the %s rule. Retry in %d s.", rule, ra)

@@ -15,10 +15,10 @@ import (
 const maxKeyParts = 8
 
 // compileRules compiles validated rules; prefix starts every store key.
-func compileRules(o *Options, prefix string, hidden map[string]bool) ([]*rule, error) {
+func compileRules(o *Options, prefix string, hidden map[string]bool, stated *statedLimits) ([]*rule, error) {
 	var out []*rule
 	for i := range o.Rules {
-		ru, err := compileRule(&o.Rules[i], o, prefix, hidden)
+		ru, err := compileRule(&o.Rules[i], o, prefix, hidden, stated)
 		if err != nil {
 			return nil, fmt.Errorf("httplimit: rule %s: %w", o.Rules[i].Name, err)
 		}
@@ -27,7 +27,7 @@ func compileRules(o *Options, prefix string, hidden map[string]bool) ([]*rule, e
 	return out, nil
 }
 
-func compileRule(r *Rule, o *Options, prefix string, hidden map[string]bool) (*rule, error) {
+func compileRule(r *Rule, o *Options, prefix string, hidden map[string]bool, stated *statedLimits) (*rule, error) {
 	ru := &rule{name: r.Name, plans: r.Plans, fallback: r.Fallback, cost: -1,
 		anyHeader: r.HeaderFrom == HeaderFromAny, keyPrefix: prefix + "rule:" + r.Name + "/"}
 	if r.Cost != nil {
@@ -61,7 +61,7 @@ func compileRule(r *Rule, o *Options, prefix string, hidden map[string]bool) (*r
 	for _, l := range r.Limits {
 		ru.limits = append(ru.limits, ruleLimit(r.Name, l))
 	}
-	if ru.policy, err = newPolicyHeaders(ru.limits, hidden); err != nil {
+	if ru.policy, err = newPolicyHeaders(ru.limits, hidden, stated); err != nil {
 		return nil, err
 	}
 	return ru, nil

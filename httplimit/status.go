@@ -129,7 +129,7 @@ func (m *Middleware) StatusHandler() http.Handler {
 		if res.statusRefused {
 			ra, reads := retryAfterSeconds(res.penaltyDecision.RetryAfter), m.statusReads
 			writeProblem(w, &Problem{Type: ProblemQuotaExceeded, Title: "Too Many Requests", Status: http.StatusTooManyRequests,
-				Detail:   fmt.Sprintf("Your standing can be read %d times a minute, %d at once. Retry in %d s.", reads.Quantity(), reads.Burst(), ra),
+				Detail:   fmt.Sprintf("Your standing can be read %d times a minute, %d at once. Retry in %d s.", reads.Quantity(), m.stated.of(reads).Burst(), ra),
 				Instance: r.URL.EscapedPath(), ViolatedPolicies: []string{reads.Name()}, RetryAfter: &ra, Policy: reads.Name()})
 			return
 		}
@@ -220,7 +220,8 @@ func (m *Middleware) standings(res *Result) []LimitStanding {
 			continue // hidden
 		}
 		l, s := res.Checks[i].Limit, &res.Decision.Statuses[i]
-		f := limitFigures{Quota: quota.Of(l), name: l.Name(), remaining: min(s.Remaining, quota.Of(l).Q)}
+		qt := quota.Of(m.stated.of(l))
+		f := limitFigures{Quota: qt, name: l.Name(), remaining: min(s.Remaining, qt.Q)}
 		f.wait(s.Remaining, s.ResetAfter, s.RetryAfter)
 		ls := LimitStanding{Policy: f.name, Limit: f.Q, Remaining: f.remaining, Used: f.Q - f.remaining,
 			ResetsAt: f.resetAt(res.Now).UTC().Format(time.RFC3339)}

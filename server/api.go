@@ -252,7 +252,7 @@ func (sc *checkScratch) fill(mw *httplimit.Middleware, res *httplimit.Result) {
 	for i, c := range res.Checks {
 		st := d.Statuses[i]
 		ls := client.LimitStatus{Name: c.Limit.Name(), Algorithm: c.Limit.Algorithm().String(), Quantity: c.Limit.Quantity(),
-			Window: httplimit.WindowOf(c.Limit), Burst: c.Limit.Burst(), Shadow: c.Limit.Shadow(),
+			Window: httplimit.WindowOf(c.Limit), Burst: mw.Stated(c.Limit).Burst(), Shadow: c.Limit.Shadow(),
 			Global: i >= nPlan, Allowed: st.Allowed, Remaining: st.Remaining, ResetAfterMs: ceilMs(st.ResetAfter)}
 		if !st.Allowed && st.RetryAfter != sluice.Never {
 			ls.RetryAfterMs = ceilMs(st.RetryAfter)

@@ -19,7 +19,8 @@ import (
 const middlewareScope = "serve"
 
 // middlewareOptions returns o with the server's scope, logger, observer and
-// clock, StoreLeases when the store in force leases quota (Leases), and an
+// clock, StoreLeases when the store in force leases quota (Leases) with the
+// limits it leases and their leases' longest life, and an
 // OnQueued that gives a request a leaky-bucket queue delays write (the
 // configuration's write_timeout) after its wait (waitPastWriteTimeout). The
 // clock is passed only when the caller set one: with its own default the
@@ -34,6 +35,9 @@ func (s *Server) middlewareOptions(o httplimit.Options, tokens httplimit.TokenVe
 		waitPastWriteTimeout(w, delay, write)
 	}
 	o.StoreLeases = s.opts.Leases != nil
+	if o.StoreLeases {
+		o.StoreLeased, o.StoreLeaseMaxAge = storeLeased(s.opts.Config.Store.Redis)
+	}
 	if s.ownClock {
 		o.Clock = s.opts.Clock
 	}
@@ -78,6 +82,9 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 	rules, err := loadEnvoyRules(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if s.opts.Leases != nil { // a leased bucket's headers state its shared burst
+		rules.StateLeases(storeLeased(s.opts.Config.Store.Redis))
 	}
 	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), closeIdle: closeIdle, upstreamTLS: upstreamTLS, docs: docs, envoyRules: rules,
 		notify: newNotifyRules(cfg.Notify), cors: newCORS(cfg.Response.CORS, mw), namesHost: namesHost(cfg), namesMethod: namesMethod(cfg)}

@@ -90,6 +90,20 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 	}, nil
 }
 
+// storeLeased returns which limits, by ID, a store of settings r leases
+// (lease: auto, its own or leases:'s), and the longest life of its leases
+// (httplimit.Options.StoreLeased, StoreLeaseMaxAge).
+func storeLeased(r config.Redis) (leased func(id string) bool, maxAge time.Duration) {
+	return func(id string) bool {
+		mode, ok := r.Leases[id]
+		if !ok {
+			mode = r.Lease
+		}
+		m, err := redis.ParseLeaseMode(mode)
+		return err == nil && m == redis.LeaseAuto
+	}, r.LeaseMaxAge
+}
+
 // leaseOptions reads the store's lease settings (redis.LeaseOptions).
 func leaseOptions(r config.Redis) (redis.LeaseOptions, error) {
 	mode, err := redis.ParseLeaseMode(r.Lease)

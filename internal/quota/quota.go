@@ -51,7 +51,9 @@ type Quota struct {
 	rate     int64 // the limit's Quantity, units per window
 }
 
-// Of returns the quota the headers state for l (see Quota).
+// Of returns the quota the headers state for l (see Quota). For a bucket
+// a store leases, l is the limit its shared state decides by
+// (leasehold.Of), whose burst is the most it admits at once.
 func Of(l sluice.Limit) Quota {
 	windowUS := int64(l.Window() / time.Microsecond)
 	qt := Quota{Q: l.Burst(), window: windowUS, rate: l.Quantity(), Calendar: l.Period() != 0}
