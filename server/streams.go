@@ -136,17 +136,18 @@ func (w *streamWriter) dropOwn(h http.Header, prefix string) {
 // came into h, the answer's header, with prefix http.TrailerPrefix: the
 // upstream's fields of own names sluice set on this answer are dropped
 // (dropOwn), and on a gRPC answer whose status came in trailers (trailed,
-// its trailers received) sluice's take their place, the values its header
-// carries, as a grpclimit.Server sends an admitted call's RateLimit fields
-// in its trailers: a client reading the call's end (grpclimit.Pacer) learns
-// that the limiter saw it, which a proxy's own status without them does
-// not say. An answer without trailers gets none: a trailers-only answer
-// carries sluice's fields in its one header block, a gRPC-Web answer its
-// status in its body.
+// its grpc-status received: announced trailers never sent are none)
+// sluice's take their place, the values its header carries, as a
+// grpclimit.Server sends an admitted call's RateLimit fields in its
+// trailers: a client reading the call's end (grpclimit.Pacer) learns that
+// the limiter saw it, which a proxy's own status without them does not say.
+// An answer without trailers gets none: a trailers-only answer carries
+// sluice's fields in its one header block, a gRPC-Web answer its status in
+// its body.
 func (w *streamWriter) endTrailers(h http.Header) {
 	w.dropOwn(h, http.TrailerPrefix)
-	if w.trailed == nil || len(w.trailed.Trailer) == 0 {
-		return
+	if w.trailed == nil || len(w.trailed.Trailer["Grpc-Status"]) == 0 {
+		return // no status came: the upstream's failure stays its own
 	}
 	for _, name := range w.own {
 		if v, set := w.fields[name]; set {
