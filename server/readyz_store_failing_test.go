@@ -42,7 +42,7 @@ func TestReadyzIsNotReadyUnderDenyWhileRedisFailsEveryDecision(t *testing.T) {
 		t.Fatalf("Allow with Redis up: %+v, %v", d, err)
 	}
 	srv, err := server.New(server.Options{Config: cfg, Store: opened.Store, Memory: opened.Memory,
-		Ready: opened.Ready, StoreDown: opened.StoreDown, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Ready: opened.Ready, StoreDown: opened.StoreDown, Failover: opened.Failover, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/failover"
 )
 
 // publicRoutes is the public listener: the client documentation and a
@@ -150,10 +151,9 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.ready != nil {
 		err := s.ready.check(r.Context())
-		if err == nil && s.opts.StoreDown != nil && s.opts.StoreDown() {
-			// It answers its probe but fails the decisions (full, a
-			// Cluster down, a replica, writes not copied as asked).
-			err = errStoreFailing
+		state := "not reachable"
+		if err == nil && s.storeFailing() {
+			err, state = errStoreFailing, "failing every decision"
 		}
 		if err != nil {
 			why := ""
@@ -162,10 +162,10 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 			}
 			policy := s.storeErrorPolicy()
 			if policy == "deny" {
-				http.Error(w, "store not reachable, and on_store_error deny refuses every request"+why, http.StatusServiceUnavailable)
+				http.Error(w, "store "+state+", and on_store_error deny refuses every request"+why, http.StatusServiceUnavailable)
 				return
 			}
-			fmt.Fprintf(w, "ready, deciding by on_store_error %s: the store is not reachable%s\n", policy, why)
+			fmt.Fprintf(w, "ready, deciding by on_store_error %s: the store is %s%s\n", policy, state, why)
 			return
 		}
 	}
@@ -173,8 +173,30 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 }
 
 // errStoreFailing is /readyz's reason when the store answers its probe
-// while its decisions fail (Options.StoreDown).
-var errStoreFailing = errors.New("the store answers its probe but fails its decisions (circuit open)")
+// while its decisions fail (see storeFailing).
+var errStoreFailing = errors.New("the store answers its probe but fails its decisions (circuit open on every node)")
+
+// storeFailing reports whether every node of the store that the failover
+// routed to lately has its breaker open or half-open: the store answers
+// its probe but decides nothing (Redis full under noeviction, a Cluster
+// down, a replica). One node's failure (a full shard of a Cluster) leaves
+// the others deciding, and the instance serving the keys of their slots:
+// it is no reason to take it out of a load balancer.
+func (s *Server) storeFailing() bool {
+	if s.opts.Failover == nil {
+		return false
+	}
+	st := s.opts.Failover.Stats()
+	if len(st.Nodes) == 0 {
+		return st.Breaker != failover.BreakerClosed
+	}
+	for _, n := range st.Nodes {
+		if n.Breaker == failover.BreakerClosed {
+			return false
+		}
+	}
+	return true
+}
 
 // storeErrorPolicy returns the on_store_error the running store decides
 // by: that of the configuration it was opened with, which a reload does

@@ -93,8 +93,9 @@ type Options struct {
 	// remains of it. 0: the configuration's shutdown.drain, 10s by default.
 	DrainTimeout time.Duration
 	// Ready reports whether the store is reachable; nil: always. /readyz
-	// answers 503 while it fails, or while StoreDown reports the store
-	// failing its decisions, only under on_store_error deny, which can
+	// answers 503 while it fails, or while every node of Failover has its
+	// breaker open (the store answers its probe but fails its decisions),
+	// only under on_store_error deny, which can
 	// then only refuse: under local or allow the instance still decides,
 	// and taking every instance out of a load balancer while a shared store
 	// is down would make its outage the API's. It is called one at a time
