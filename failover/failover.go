@@ -211,13 +211,18 @@ type Stats struct {
 //     exactly Q/(n·W). A key the fallback meets for the first time since
 //     the primary's last answer on it starts from ⌊R/n⌋ if that answer
 //     (kept for up to Options.Remember keys, while its ResetAfter runs;
-//     not a refusal for want of room or an Unavailable status, which tell
-//     nothing of the key's use) said R remained: the local state is made to consume the difference,
-//     once per answer, however full the ledger (below) is. The answer
-//     kept is the one the primary decided last, not the last to arrive:
-//     of two calls in flight at once, whose order the Store cannot tell
-//     (only Heard may say when the primary decided), the one that left
-//     less. A check that
+//     not a refusal for want of room, an Unavailable or an Undecided
+//     status, which tell nothing of the key's use and leave the answer
+//     kept as it was) said R remained: the local state is made to consume the difference,
+//     once per answer, however full the ledger (below) is. An answer
+//     replaces the one kept if it is known to be of a later decision (its
+//     call was sent once the kept one had arrived, or Heard's decision
+//     time is the later: see Heard), else only if it leaves no more, the two read under its
+//     limit (a reload that changed the limit under the same ID: what the
+//     kept one had used is used of the new parameters): of two calls in
+//     flight at once, whose order the Store cannot tell, the one that left
+//     less. A later answer arriving first is not replaced by a higher
+//     remainder decided before it. A check that
 //     fits its shared limit but not this instance's share gets RetryAfter
 //     OpenFor (the primary may be back by then), not Never. Any other
 //     refusal by the share reports the share's own RetryAfter, even when

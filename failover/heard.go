@@ -26,13 +26,23 @@ import (
 // out must be the primary's answer, not a fallback's; its statuses'
 // Remaining and ResetAfter are read, as of now. at, when not nil, holds
 // the primary's time of each check's decision, in µs since sluice.Epoch
-// by the primary's clock (0: unknown), as its scripts return it: what the
-// Store remembers of a key is ordered by when the primary decided it, so
-// that the late answer of an earlier decision does not replace a later
-// one. An answer whose order is unknown (no decision time on either side,
-// both calls in flight at once) replaces the one remembered only if it
-// leaves no more. Heard is safe for concurrent use; with a policy other
-// than Local, and on the zero Store, it does nothing.
+// by the clock of the server that decided (0: unknown), as its scripts
+// return it: what the Store remembers of a key says more is left only
+// after a later decision, so that the late answer of an earlier decision
+// does not replace a later one. An answer is known to be later than the
+// one remembered where both decision times are known and its is the
+// greater, or where its call was sent once that one had arrived. Any
+// other is of unknown order (no decision time on either side, both calls
+// in flight at once, or a decision time earlier than the remembered one's:
+// another server, promoted by a failover, may decide by a clock that is
+// behind) and replaces the one remembered only if it leaves no more, the
+// two read under the answer's limit (a reload that changed the limit
+// under the same ID: what the remembered one had used is used of the new
+// parameters). A status that measures nothing of the key's use (NoRoom,
+// Unavailable, Undecided) is neither remembered nor lowers the fallback,
+// and leaves what was remembered of the key as it was. Heard is safe for
+// concurrent use; with a policy other than Local, and on the zero Store,
+// it does nothing.
 func (f *Store) Heard(checks []sluice.Check, out []sluice.Status, at []int64) {
 	if f.memo == nil || len(out) < len(checks) || at != nil && len(at) < len(checks) {
 		return
@@ -44,7 +54,7 @@ func (f *Store) Heard(checks []sluice.Check, out []sluice.Status, at []int64) {
 	var of []int // of[j]: the index in checks of take[j]
 	for i := range checks {
 		c := &checks[i]
-		if !chargeable(c.Limit) || out[i].ResetAfter <= 0 {
+		if !chargeable(c.Limit) || out[i].ResetAfter <= 0 || !measures(&out[i]) {
 			continue
 		}
 		owed, ok := f.ledger.owedOn(c)

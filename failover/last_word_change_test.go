@@ -8,6 +8,8 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/internal/storetest"
+	"github.com/sluice-dev/sluice/memory"
 )
 
 // A limit changed under the same ID (a reload) while the primary is down
@@ -76,5 +78,54 @@ func TestAChangedLimitStartsTheFallbackFromThePrimarysLastWord(t *testing.T) {
 					admitted, tc.after, tc.used, tc.before, holds)
 			}
 		})
+	}
+}
+
+// A reload that changes a limit under the same ID keeps its state, and
+// what the primary said of it is ordered as any other answer: the late
+// reply of a take decided under the old parameters, before a decision
+// under the new ones, does not replace that later word, however its
+// limit differs. Read under the new parameters it would leave more than
+// the primary has: 100 → 80 reloaded, the primary decided 70 used (10
+// left of 80) after the late take's 50 used; started from 30 left, the
+// fallback of one instance would admit 20 beyond the limit in the window.
+func TestALateReplyUnderTheOldLimitDoesNotReplaceALaterDecision(t *testing.T) {
+	ctx := context.Background()
+	clk := storetest.NewClock()
+	inner := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
+	local := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
+	defer inner.Close()
+	defer local.Close()
+	flaky := &storetest.Flaky{Next: inner}
+	f, err := failover.New(flaky, local, failover.Options{OnError: failover.Local, Instances: 1,
+		Breaker: failover.BreakerOptions{Clock: clk.Now}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := sluice.FixedWindow(100, time.Hour).Named("x")
+	reloaded := sluice.FixedWindow(80, time.Hour).Named("x")
+	at := sluice.MicrosSinceEpoch(clk.Now())
+	// Redis decides a take under the old parameters (50 used), then one
+	// under the new (70 used, 10 left of 80); the first reply arrives last.
+	f.Heard([]sluice.Check{{Key: "k", Limit: reloaded, Cost: 1}},
+		[]sluice.Status{{Allowed: true, Remaining: 10, ResetAfter: time.Hour}}, []int64{at + 2000})
+	f.Heard([]sluice.Check{{Key: "k", Limit: before, Cost: 1}},
+		[]sluice.Status{{Allowed: true, Remaining: 50, ResetAfter: time.Hour}}, []int64{at + 1000})
+
+	flaky.Fail(storetest.ErrRedisDown)
+	clk.Advance(time.Second)
+	admitted := 0
+	one := make([]sluice.Status, 1)
+	for range 100 {
+		if err := f.Apply(ctx, []sluice.Check{{Key: "k", Limit: reloaded, Cost: 1}}, one); err != nil {
+			t.Fatal(err)
+		}
+		if one[0].Allowed {
+			admitted++
+		}
+	}
+	if admitted > 10 {
+		t.Errorf("the fallback admitted %d of k, which Redis last said had 10 left of 80 in its window: "+
+			"a late reply decided under the old parameters replaced that word", admitted)
 	}
 }

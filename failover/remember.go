@@ -30,25 +30,41 @@ type lastWord struct {
 	started   bool
 }
 
-// after reports whether an answer that the primary decided at decided (0:
-// unknown), to a call sent at sent (zero: unknown) and answered at now,
-// leaving remaining (full: nothing used), supersedes w: answers are kept in
-// the order the primary decided them, not in the order they arrive. Where
-// both decision times are known they order the two; else an answer to a
-// call sent once w had arrived was decided after it. Otherwise the order
-// is unknown and the lower remainder is kept, the new answer's on a tie.
-// A word that no longer holds at now, or said of other parameters of the
-// limit (a reload), is superseded by any answer of limit.
+// after reports whether an answer of limit that the primary decided at
+// decided (0: unknown), to a call sent at sent (zero: unknown) and answered
+// at now, leaving remaining (full: nothing used), supersedes w: only an
+// answer known to be of a later decision may say more is left than w. An
+// answer is known to be later where both decision times are known and
+// its is the greater, or where its call was sent once w had arrived. Any
+// other answer is of unknown order: decision times come from the clock of
+// whichever server decided, which may be behind the one that decided w
+// (a failover), so an earlier one is no proof of an earlier decision. An
+// answer of unknown order supersedes w only if it leaves no more than w
+// does, the two read under limit (see under; w said of other parameters
+// of the same state, a reload, is read under the answer's): a stale
+// higher remainder is never kept over a lower one unless the lower is
+// known to be older. A full answer of unknown order never does. A word
+// that no longer holds at now, or one of another algorithm (of which limit
+// reads nothing), is superseded by any answer.
 func (w *lastWord) after(limit sluice.Limit, remaining int64, full bool, decided int64, sent, now time.Time) bool {
 	switch {
-	case !now.Before(w.until) || w.limit != limit:
+	case !now.Before(w.until):
 		return true
-	case decided != 0 && w.decided != 0:
-		return decided > w.decided || decided == w.decided && !full && remaining <= w.remaining
+	case decided != 0 && w.decided != 0 && decided > w.decided:
+		return true
 	case !sent.IsZero() && !sent.Before(w.at):
 		return true
 	}
-	return !full && remaining <= w.remaining
+	u, ok := w.under(limit)
+	return !ok || !full && remaining <= u.remaining
+}
+
+// measures reports whether st measures the key's use: not a refusal for
+// want of room, an Unavailable status (no store decided it) or an
+// Undecided one (nothing did), whose Remaining and ResetAfter tell
+// nothing of it.
+func measures(st *sluice.Status) bool {
+	return !st.NoRoom && !st.Unavailable && !st.Undecided
 }
 
 // memoShards is the most independently locked parts a memo has.
@@ -87,13 +103,17 @@ func (m *memo) shard(k stateKey) int {
 }
 
 // put remembers out, the primary's statuses for checks, of a call sent at
-// sent (zero: unknown) and answered at now, unless the word kept on a key
-// is of a later decision (see lastWord.after). decided, when not nil,
-// holds the primary's time of each check's decision (see lastWord; 0:
-// unknown).
+// sent (zero: unknown) and answered at now, where they supersede the word
+// kept on a key (see lastWord.after). decided, when not nil, holds the
+// primary's time of each check's decision (see lastWord; 0: unknown). A
+// status that measures nothing of the key's use (see measures) leaves the
+// word kept as it is.
 func (m *memo) put(checks []sluice.Check, out []sluice.Status, decided []int64, sent, now time.Time) {
 	for i := range checks {
 		c, st := &checks[i], &out[i]
+		if !measures(st) {
+			continue
+		}
 		k := stateKey{c.Key, c.Limit.ID()}
 		var d int64
 		if decided != nil {
@@ -103,14 +123,8 @@ func (m *memo) put(checks []sluice.Check, out []sluice.Status, decided []int64, 
 		s.mu.Lock()
 		w, kept := s.m[k]
 		switch {
-		case st.NoRoom || st.Unavailable:
-			// A status that tells nothing of the key's use (a refusal for
-			// want of room, a decision no store made): nothing to
-			// remember.
-			delete(s.m, k)
 		case kept && !w.after(c.Limit, st.Remaining, st.ResetAfter <= 0, d, sent, now):
-			// The word kept was decided later, or may have been and
-			// leaves less.
+			// The word kept may have been decided later, and leaves less.
 		case st.ResetAfter <= 0: // full: nothing to remember
 			delete(s.m, k)
 		default:

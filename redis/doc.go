@@ -227,11 +227,19 @@
 //     while one is failing, and every key is decided by OnStoreError.
 //   - The local fallback remembers: each Redis answer's remaining count (a
 //     lease's take included: failover.Store.Heard) is kept per key
-//     (failover.Options.Remember bounds them, 65,536 by default), in the
-//     order Redis decided them (a take's by the time its script returns;
-//     two calls in flight at once whose order is unknown, by the lower
-//     remainder), not the order their replies arrived, and an
-//     instance that falls back starts each key from its share of that,
+//     (failover.Options.Remember bounds them, 65,536 by default). An
+//     answer that leaves no more replaces the remainder kept (the two
+//     read under the answer's limit, should a reload have changed it);
+//     one that leaves more only if it is known to be of a later decision:
+//     a take's by the time its script returns, later than the one kept;
+//     a call's by being sent once the one kept had arrived. Those times
+//     are each server's own clock, which may go backwards across a
+//     failover: a take timed earlier is of unknown order, as are two
+//     calls in flight at once. A stale higher remainder is never kept
+//     over a lower one unless the lower is known to be older, whatever
+//     the order the replies arrived in; a status that tells nothing of
+//     the key's use (NoRoom, Unavailable, Undecided) leaves it as it is.
+//     An instance that falls back starts each key from its share of that,
 //     ⌊remaining/Instances⌋, instead of a whole share. A limit a reload
 //     changed under the same name (the same state in Redis) is started
 //     from that answer as read under the new limit: what the old one had
@@ -506,7 +514,8 @@
 // fallback never admit the same units: the fallback starts a key from its
 // share of what Redis said was left after the instance's last take of it
 // (failover.Store.Heard, with the time Redis decided it: a late reply of an
-// earlier take never replaces a later answer), which the units leased are
+// earlier take never raises what a later answer left, and a take a
+// promoted replica decided by a clock that is behind still lowers it), which the units leased are
 // not part of, so the
 // failover's bounds hold with Rᵢ that remainder. An instance alone admits
 // across an outage, from its leases and its fallback together, at most
