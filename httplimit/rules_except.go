@@ -52,8 +52,8 @@ const (
 // leftOut holds the readings of one request's path that an
 // alternative's exceptions leave out, by their flags: decoded, bit f for
 // the decoded reading of flags f; escaped, bit f for the escaped reading
-// (ServeMux's, see pathPattern.match) of flags f, 0 or readUnslashed,
-// each also with readLowered.
+// (ServeMux's, see pathPattern.match) of flags f, 0, readUnslashed or
+// readUnslashed|readUnformatted, each also with readLowered.
 type leftOut struct {
 	decoded, escaped uint16
 }
@@ -151,11 +151,16 @@ func (a *alt) hits(r *http.Request, p, plain string, base readingFlags) uint16 {
 
 // escapedHits returns the readings of the escaped path e that the
 // alternative's exceptions match, bit f|base set for the reading of
-// flags f (see exceptsAt): e as it is and without a trailing slash.
+// flags f (see exceptsAt): e as it is, without a trailing slash, and then
+// without a format suffix.
 func (a *alt) escapedHits(r *http.Request, e string, base readingFlags) uint16 {
 	hit := a.exceptsAt(r, e, true, base)
-	if ue, _ := unslashed(e); ue != "" {
+	ue, _ := unslashed(e)
+	if ue != "" {
 		hit |= a.exceptsAt(r, ue, true, base|readUnslashed)
+	}
+	if uf, ok := unformatted(cmp.Or(ue, e)); ok {
+		hit |= a.exceptsAt(r, uf, true, base|readUnslashed|readUnformatted)
 	}
 	return hit
 }

@@ -160,8 +160,9 @@ func (ru *rule) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, b
 // Paths match it and its exceptions do not leave it out (see
 // alt.leftOut). The decoded reading is tried first, then the escaped one,
 // then each without a trailing slash (see unslashed), then plain, with
-// and without its trailing slash, then the decoded ones without a format
-// suffix (see matchesUnformatted); then slashed and slashedPlain so,
+// and without its trailing slash, then the decoded ones, and the escaped
+// one where it puts the segments otherwise, without a format suffix (see
+// matchesUnformatted); then slashed and slashedPlain so,
 // under exceptions of their own (see alt.slashedLeftOut); last, the
 // decoded ones in lower case, and the escaped one where it puts the
 // segments otherwise (see alt.lower), then slashed and slashedPlain in
@@ -179,13 +180,13 @@ func (a *alt) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, boo
 		}
 	}
 	lo := a.leftOut(r, rd)
-	if pat, ok := a.matchesReadings(rd.p, rd.escaped, rd.plain, 0, &lo, m); ok {
+	if pat, ok := a.matchesReadings(rd.p, rd.escaped, rd.plain, rd.escapedApart, 0, &lo, m); ok {
 		return pat, ok
 	}
 	var los leftOut
 	if rd.slashed != "" {
 		los = a.slashedLeftOut(r, rd)
-		if pat, ok := a.matchesReadings(rd.slashed, "", rd.slashedPlain, 0, &los, m); ok {
+		if pat, ok := a.matchesReadings(rd.slashed, "", rd.slashedPlain, false, 0, &los, m); ok {
 			return pat, ok
 		}
 	}
@@ -193,12 +194,12 @@ func (a *alt) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, boo
 		return 0, false
 	}
 	if lp, le, lplain, ok := a.lowered(rd); ok {
-		if pat, ok := a.lower.matchesReadings(lp, le, lplain, readLowered, &lo, m); ok {
+		if pat, ok := a.lower.matchesReadings(lp, le, lplain, le != "", readLowered, &lo, m); ok {
 			return pat, ok
 		}
 	}
 	if ls, lsPlain, ok := a.loweredSlashed(rd); ok {
-		return a.lower.matchesReadings(ls, "", lsPlain, readLowered, &los, m)
+		return a.lower.matchesReadings(ls, "", lsPlain, false, readLowered, &los, m)
 	}
 	return 0, false
 }
@@ -245,11 +246,13 @@ func (a *alt) lowered(rd *pathReadings) (lp, le, lplain string, ok bool) {
 
 // matchesReadings is matches for the decoded path p, the escaped path
 // escaped ("" for none) and p without its parameters plain ("" for
-// none), each with and without a trailing slash, of r; last, p and plain
-// without a trailing slash and then without a format suffix (see
-// matchesUnformatted). A reading of flags base and its own that lo holds
-// is not tried.
-func (a *alt) matchesReadings(p, escaped, plain string, base readingFlags, lo *leftOut, m *pathMatch) (int, bool) {
+// none), each with and without a trailing slash, of r; last, p and plain,
+// and escaped where it puts the path's segments otherwise (apart: see
+// escapedApart), without a trailing slash and then without a format
+// suffix (see matchesUnformatted): /projects/group%2Fproj/export.json is
+// /projects/group%2Fproj/export, one segment group/proj. A reading of
+// flags base and its own that lo holds is not tried.
+func (a *alt) matchesReadings(p, escaped, plain string, apart bool, base readingFlags, lo *leftOut, m *pathMatch) (int, bool) {
 	u, _ := unslashed(p)
 	ue, _ := unslashed(escaped)
 	up, _ := unslashed(plain)
@@ -274,30 +277,34 @@ func (a *alt) matchesReadings(p, escaped, plain string, base readingFlags, lo *l
 		if lo.has(false, base|b.f|readUnslashed|readUnformatted) {
 			continue
 		}
-		if pat, ok := a.matchesUnformatted(b.path, m); ok {
+		if pat, ok := a.matchesUnformatted(b.path, false, m); ok {
 			return pat, ok
 		}
+	}
+	if apart && !lo.has(true, base|readUnslashed|readUnformatted) {
+		return a.matchesUnformatted(cmp.Or(ue, escaped), true, m)
 	}
 	return 0, false
 }
 
-// matchesUnformatted is matchesPath for the decoded reading b without its
-// format suffix (see unformatted), where the pattern it matches is one
-// that the suffix steps off: a pattern that b matches as well ("/v1/",
-// "/v1/{name}", or none: any path) weighed b already, so that the reading
-// gains no request but those of a pattern naming the path without its
-// suffix ("/v1/login" of /v1/login.json).
-func (a *alt) matchesUnformatted(b string, m *pathMatch) (int, bool) {
+// matchesUnformatted is matchesPath for the reading b, decoded or
+// escaped (see pathPattern.match), without its format suffix (see
+// unformatted), where the pattern it matches is one that the suffix steps
+// off: a pattern that b matches as well ("/v1/", "/v1/{name}", or none:
+// any path) weighed b already, so that the reading gains no request but
+// those of a pattern naming the path without its suffix ("/v1/login" of
+// /v1/login.json).
+func (a *alt) matchesUnformatted(b string, escaped bool, m *pathMatch) (int, bool) {
 	f, ok := unformatted(b)
 	if !ok {
 		return 0, false
 	}
-	pat, ok := a.matchesPath(f, false, m)
+	pat, ok := a.matchesPath(f, escaped, m)
 	if !ok || pat < 0 {
 		return 0, false
 	}
 	var bm pathMatch // its wildcards are not read
-	if a.paths[pat].match(b, false, &bm) {
+	if a.paths[pat].match(b, escaped, &bm) {
 		return 0, false
 	}
 	return pat, true

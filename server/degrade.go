@@ -26,10 +26,9 @@ import (
 type degradeState struct {
 	reduced                     *httplimit.Middleware
 	expensive, critical, health *routes.Mux
-	// ranked holds, by pair of patterns (the exception's, the expensive
-	// one's, their hosts as routes.LowerHost writes them), a [2]string, the
-	// *http.ServeMux holding the two that outranks routes requests by, nil
-	// where ServeMux refuses them together: at most one for each pair of
+	// ranked holds, by pair of patterns as configured (the exception's,
+	// the expensive one's), a [2]string, whether the first outranks the
+	// second (a bool, see outranks): at most one for each pair of
 	// configured patterns, whatever the requests.
 	ranked sync.Map
 }

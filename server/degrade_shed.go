@@ -45,9 +45,10 @@ func isWrite(method string) bool {
 // which Tomcat routes as /api/orders, is not "POST /api/pay/"). A health
 // endpoint is shed at no level, a critical one at none below 3, even
 // inside an expensive subtree ("GET /api/health" under "/api/"): of an
-// exception's pattern and an expensive one that r matches as written, the
-// more specific decides, as in a ServeMux, and the exception when neither
-// is (see outranks). A nil r is a decision API check that describes no
+// exception's pattern and each expensive one that a spelling of r
+// matches, the more specific decides, as in a ServeMux, and the exception
+// when neither is; it holds only where it outranks every one (see
+// costly). A nil r is a decision API check that describes no
 // endpoint (neither a method nor a path): no class is its, so only level
 // 3, which serves nothing but health checks, refuses it. Without a
 // degradation section, and at level 0, nothing is shed.
@@ -79,63 +80,58 @@ func (st *state) shed(level degrade.Level, r *http.Request) (bool, string) {
 			return true, noWrites
 		}
 	}
-	if d.expensive.MatchesAny(r) && !d.outranks(exception.Pattern(r), r) {
+	if d.costly(exception.Pattern(r), r) {
 		return true, noCostly
 	}
 	return false, ""
 }
 
-// outranks reports whether the exception pattern ex, which r matches as
-// written, takes r from the expensive class: ex is at least as specific
-// as the expensive pattern r matches under ServeMux's reading, which a
-// ServeMux holding the two judges, reading r's host as a routes.Mux does
-// (routes.MatchedHost: "API.example.com..:8443" is api.example.com). When
-// that reading matches none (only a respelling of r is expensive:
-// "/jobs/run/" beside "POST /jobs/run" inside a critical "POST /jobs/"),
-// ex outranks nothing: a request in a class and expensive under another
-// spelling is shed as expensive. Two patterns of which neither is more
-// specific (a method beside a longer path: "GET /api/" and "/api/health")
-// leave r to the exception, which names the route. An empty ex outranks
-// nothing. The ServeMux of each pair of patterns is kept (d.ranked): it
-// depends on the two patterns alone, and each request is routed by it.
-func (d *degradeState) outranks(ex string, r *http.Request) bool {
+// costly reports whether r is expensive and the exception pattern ex
+// ("" for none), which r matches as written, does not take it from the
+// class: some spelling of r (routes.Mux's Spellings, as MatchesAny reads
+// r) matches an expensive pattern that ex does not outrank (see
+// outranks). Each spelling is an upstream's reading of r, and the
+// exception holds only where it outranks the expensive pattern of every
+// one: beside expensive "/api/" and "POST /api/pay/bulk", critical
+// "/api/pay/" takes POST /api/pay/status from "/api/" but not POST
+// /api/pay/bulk/, /api/pay/BULK or /api/pay/bulk.json, which are "POST
+// /api/pay/bulk" without their trailing slash, in lower case or without
+// their format suffix. It takes time in the number of r's spellings.
+func (d *degradeState) costly(ex string, r *http.Request) bool {
 	if ex == "" {
-		return false
+		return d.expensive.MatchesAny(r)
 	}
-	xp := d.expensive.Pattern(r)
-	if xp == "" {
-		return false
+	judged := "" // the last expensive pattern ex outranks, met again often
+	for xp := range d.expensive.Spellings(r) {
+		if xp == "" || xp == judged {
+			continue
+		}
+		if !d.outranks(ex, xp) {
+			return true
+		}
+		judged = xp
 	}
-	pair := [2]string{routes.LowerHost(ex), routes.LowerHost(xp)}
-	v, ok := d.ranked.Load(pair)
-	if !ok {
-		v, _ = d.ranked.LoadOrStore(pair, pairMux(pair[0], pair[1]))
-	}
-	mux := v.(*http.ServeMux)
-	if mux == nil {
-		return true // neither is more specific
-	}
-	if h := routes.MatchedHost(r.Host); h != r.Host {
-		r2 := *r
-		r2.Host = h
-		r = &r2
-	}
-	_, p := mux.Handler(r)
-	return p == pair[0]
+	return false
 }
 
-// pairMux returns a ServeMux holding the patterns a and b, or nil when
-// ServeMux refuses them together (neither is more specific).
-func pairMux(a, b string) (mux *http.ServeMux) {
-	defer func() { // ServeMux panics on two patterns of equal rank
-		if recover() != nil {
-			mux = nil
-		}
-	}()
-	mux = http.NewServeMux()
-	mux.Handle(a, http.NotFoundHandler())
-	mux.Handle(b, http.NotFoundHandler())
-	return mux
+// outranks reports whether the exception pattern ex takes a request from
+// the expensive pattern xp where both match it, or spellings of it
+// (routes.Outranks): ex names a host and xp none, or ex is more specific,
+// as a ServeMux holding the two would route the request to ex, or neither
+// is (a method beside a longer path: "GET /api/" and "/api/health"), which
+// leaves it to the exception, which names the route. Where xp is the more
+// specific, or no request matches both ("/jobs/run/" beside "POST
+// /jobs/run": the spelling /jobs/run of a request /jobs/run/ is xp's
+// alone), it does not: a request in a class and expensive under another
+// spelling is shed as expensive. The answer of each pair of configured
+// patterns is kept (d.ranked): it depends on the two patterns alone.
+func (d *degradeState) outranks(ex, xp string) bool {
+	pair := [2]string{ex, xp}
+	if v, ok := d.ranked.Load(pair); ok {
+		return v.(bool)
+	}
+	v, _ := d.ranked.LoadOrStore(pair, routes.Outranks(ex, xp))
+	return v.(bool)
 }
 
 // reducedCapacity answers a shed request 503 (see

@@ -100,3 +100,27 @@ func compareSegments(x, y pathSeg) relation {
 	}
 	return disjoint
 }
+
+// Outranks reports whether a request that the patterns a and b both
+// match, or spellings of it that each matches (see Spellings), is a's where
+// a ServeMux holds the two: a names a host and b none, or a matches a
+// strict subset of b's requests, or neither is more specific though one
+// request may match both ("GET /api/" and "/api/health", or two patterns
+// of the same requests: ServeMux refuses to hold them together), which
+// leaves it to a. It is false where b precedes a, and where no request
+// matches both ("/jobs/run/" and "POST /jobs/run"): a spelling that b
+// matches is then b's alone. Hosts are compared as LowerHost writes them,
+// and paths by their literals unescaped and in lower case, as Spellings
+// reads a path in lower case.
+func Outranks(a, b string) bool {
+	ma, ha, pa := splitPattern(a)
+	mb, hb, pb := splitPattern(b)
+	if ha != hb {
+		return hb == ""
+	}
+	switch combine(compareMethods(ma, mb), comparePaths(segments(pa), segments(pb))) {
+	case moreGeneral, disjoint:
+		return false
+	}
+	return true
+}
