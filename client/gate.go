@@ -306,12 +306,12 @@ func millis(ms int64) time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
-// gateCall is how long a Gate may take to admit without waiting: a round
-// trip to its store or decision API. Of a Gate's call, what lasts longer
-// counts as a wait (see gateWaits); and a Gate's context is given this
-// long at least before its deadline, however little of Retry.MaxWait is
-// left, so that one that can admit at once is not failed for want of time
-// to say so.
+// gateCall is how long a Gate may take to admit without waiting: its round
+// trips to its store or decision API. Of a Gate's call, what lasts longer
+// counts as a wait (see gateWaits); and a Gate's context ends this long
+// after what is left of Retry.MaxWait has passed, so that one that can
+// admit at once, however little is left, or that asks again after a wait
+// that fitted, is not failed for want of time to say so.
 const gateCall = 20 * time.Millisecond
 
 // gateWaits is the context a Transport asks its Gate with. The Gates of
@@ -325,7 +325,7 @@ const gateCall = 20 * time.Millisecond
 // package spends, even one that asks a Gate of this package in turn, is
 // never dropped. Every wait of a Gate of this package is bounded by what is
 // left of Retry.MaxWait (see gateLeft), not by the context's deadline, which
-// gateCall pads for the round trips: a wait it knows the end of (a
+// is gateCall past it, for the round trips: a wait it knows the end of (a
 // refusal's RetryAfter, a queue's Delay, a window's wake) is not begun past
 // it (see checkGateWait), and one whose end it does not know (in line, for
 // a slot, for a window's room) ends there (see boundWait); either fails

@@ -242,3 +242,56 @@ func TestWaitsOfTwoGatesAskedAtOnceCountOnceInMaxWait(t *testing.T) {
 			resp.StatusCode, calls.Load(), took.Round(time.Millisecond))
 	}
 }
+
+// A Gate's round trips are no wait: its context ends 20 ms after what is
+// left of MaxWait, so that a Gate that accepted a wait fitting in what was
+// left has its round trip to ask again after it. An APIGate refused with
+// retryAfterMs 298 under a MaxWait of 300 ms waits 298 ms, then checks
+// again in ~3 ms, the check's round trip spending none of MaxWait: the
+// request is sent, not failed with ErrWaitTooLong after the whole wait.
+// (Those 20 ms are all the round trips have: a loaded machine that stalls
+// one past them fails the request so, and the request is tried anew, three
+// times at most.)
+func TestAGatesRoundTripAfterAWaitThatFitsIsNotCut(t *testing.T) {
+	var sent atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { sent.Add(1) }))
+	defer srv.Close()
+	try := func() error {
+		var checks atomic.Int64
+		api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			switch checks.Add(1) {
+			case 2:
+				w.Write([]byte(`{"allowed":false,"identity":"external","cost":1,"remaining":0,"retryAfterMs":298}`))
+				return
+			case 3:
+				time.Sleep(3 * time.Millisecond) // the decision API's round trip
+			}
+			w.Write([]byte(`{"allowed":true,"identity":"external","cost":1,"remaining":10}`))
+		}))
+		defer api.Close()
+		gate := client.New(api.URL).Gate(client.CheckRequest{Subject: "s"})
+		if err := gate.Wait(context.Background(), 1); err != nil { // a connection to the API, ready
+			t.Fatal(err)
+		}
+		base := &http.Transport{}
+		defer base.CloseIdleConnections()
+		hc := &http.Client{Transport: &client.Transport{Base: base, Gate: gate, Retry: client.RetryPolicy{MaxWait: 300 * time.Millisecond}}}
+		resp, err := hc.Get(srv.URL)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	}
+	var err error
+	for range 3 {
+		if err = try(); !errors.Is(err, client.ErrWaitTooLong) {
+			break
+		}
+	}
+	if err != nil || sent.Load() != 1 {
+		t.Errorf("refused 298 ms by an APIGate under MaxWait 300 ms, then a ~3 ms check: %v, %d sent; want the request sent after the wait, once",
+			err, sent.Load())
+	}
+}

@@ -150,12 +150,13 @@ const drainGrace = 100 * time.Millisecond
 // lasted: they may overlap), or what the call lasts beyond 20ms,
 // whichever is longer (so a Gate of another package that paces on its own
 // counts even when it then asks one of this package's). A Gate is given
-// 20ms at least to admit, however little of Retry.MaxWait is left, so that
-// the retry a wait was accepted for is made through a Gate that can admit
-// at once; the waits of this package's Gates are bounded by what is left,
-// unpadded: one whose end they know (a refusal's, a queue's Delay) is not
-// begun past it, and one whose end they do not know (in line, for a slot)
-// fails with ErrWaitTooLong there.
+// 20ms to admit beyond what is left of Retry.MaxWait, however little is
+// left, so that the retry a wait was accepted for is made through a Gate
+// that can admit at once, and a Gate that asks again after a wait it
+// accepted has its round trip; the waits of this package's Gates are
+// bounded by what is left, unpadded: one whose end they know (a
+// refusal's, a queue's Delay) is not begun past it, and one whose end
+// they do not know (in line, for a slot) fails with ErrWaitTooLong there.
 //
 // The zero Transport is usable: http.DefaultTransport, no Gate, cost 1 per
 // request, learning on, the default RetryPolicy. Set its fields before the
@@ -599,17 +600,17 @@ func (t *Transport) admit(req *http.Request, h *hostState, cost int64, maxWait t
 		start := time.Now()
 		// The Gate's wait is the Transport's own too: bounded by what is
 		// left of maxWait, so that a Gate that knows its wait ends beyond
-		// it does not begin it, and counted in the wait for the quota. The
-		// Gate's deadline gives it gateCall at least, to admit without
-		// waiting, and only its waits count, not its round trips; the
-		// waits of this package's Gates are bounded by what is left,
+		// it does not begin it, and counted in the wait for the quota.
+		// Only its waits count, not its round trips: its deadline is what
+		// is left of maxWait and gateCall beyond, for the round trips
+		// before and after its waits, which are bounded by what is left,
 		// unpadded (see gateWaits).
 		gctx, asked := ctx, ctx
 		var gw *gateWaits
 		if t.policy.MaxWait < maxHint {
 			left := maxWait - waited
 			var cancel context.CancelFunc
-			gctx, cancel = context.WithTimeout(ctx, max(left, gateCall))
+			gctx, cancel = context.WithTimeout(ctx, max(left, 0)+gateCall)
 			defer cancel()
 			gw = &gateWaits{Context: gctx, start: start, left: left}
 			asked = gw

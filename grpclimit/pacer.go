@@ -27,10 +27,14 @@ import (
 // comes back once the burst is spent, and after a refusal holds every call
 // until the refusal's RetryInfo delay is over. A server that sends no
 // RateLimit fields is not limited, as any status it answers the first call
-// with shows: an error (NOT_FOUND, PERMISSION_DENIED, UNAVAILABLE, …) as
-// well as OK, sent after its header or trailers-only. CANCELLED,
-// DEADLINE_EXCEEDED and UNAVAILABLE without a quota detail, in trailers
-// without RateLimit fields, tell no more than that (its handler's own
+// with shows: an error (NOT_FOUND, PERMISSION_DENIED, UNAVAILABLE,
+// DEADLINE_EXCEEDED, …) as well as OK, sent trailers-only or after its
+// header; but not CANCELLED, nor UNAVAILABLE without a quota detail, after
+// its header, which grpc-go gives a call reset by a peer or whose
+// connection broke after the header as well (the call may or may not have
+// been counted). CANCELLED, DEADLINE_EXCEEDED and UNAVAILABLE without a
+// quota detail, in trailers without RateLimit fields (DEADLINE_EXCEEDED
+// after a header without them), tell no more than that (its handler's own
 // status, or a proxy's for a call that never reached the limiter): a Pacer
 // that knows the server's slots stays bound by them. Two kinds of call
 // say nothing of its limits and count as calls whose answer did not
@@ -125,7 +129,7 @@ func (p *Pacer) UnaryInterceptor() grpc.UnaryClientInterceptor {
 		// Clipped: opts may be the connection's default call options, whose
 		// backing array every call of the connection shares.
 		err = invoker(ctx, method, req, reply, cc, append(slices.Clip(opts), grpc.Header(&header), grpc.Trailer(&trailer))...)
-		send.Done(answer(err, header, trailer, endOf(ctx, trailer)))
+		send.Done(answer(err, header, trailer, endOf(ctx, err, header, trailer)))
 		return err
 	}
 }
@@ -239,7 +243,7 @@ func (s *pacedStream) ended(err error) {
 			h = md
 		}
 		t := s.Trailer()
-		end := endOf(s.ctx, t)
+		end := endOf(s.ctx, err, h, t)
 		if hasRateLimit(h) {
 			t = nil
 		}
@@ -291,7 +295,7 @@ func (s *pacedStream) cutShort(err error) bool {
 	default:
 		return false
 	}
-	return endOf(s.ctx, s.Trailer()) != endedByServer
+	return endOf(s.ctx, err, nil, s.Trailer()) != endedByServer
 }
 
 // An ending is what a call's context and trailers tell of who ended it by
@@ -299,17 +303,23 @@ func (s *pacedStream) cutShort(err error) bool {
 type ending int
 
 const (
-	// endedByClient: the call's context is done, or no trailers came:
-	// grpc-go gives a call no trailers when its end is its own (a context
-	// done, a connection broken).
+	// endedByClient: the call's context is done, or no trailers came
+	// (but see endedAside): grpc-go gives a call no trailers when its end
+	// is its own (a context done, a connection broken, a stream reset).
 	endedByClient ending = iota
-	// endedAside: the context alive, trailers without RateLimit fields:
-	// the status of the server's handler (an upstream timed out, a
-	// dependency down), or of a proxy in front of it, by itself, for a
-	// call that never reached the limiter or whose handler may hold its
-	// slot still. It tells a Pacer that has learned nothing yet that the
-	// server states no limit, and nothing of a quota (client.Answer's
-	// Aside).
+	// endedAside: the context alive, trailers without RateLimit fields;
+	// or no trailers, but a header without them and DEADLINE_EXCEEDED
+	// without a quota detail, the call's deadline not passed (a status
+	// the server sent after its header, in trailers of no metadata of
+	// their own: grpc-go makes DEADLINE_EXCEEDED only of the call's
+	// deadline). It is the status of the server's handler (an upstream
+	// timed out, a dependency down), or of a proxy in front of it, by
+	// itself, for a call that never reached the limiter or whose handler
+	// may hold its slot still. It tells a Pacer that has learned nothing
+	// yet that the server states no limit, and nothing of a quota
+	// (client.Answer's Aside). CANCELLED and UNAVAILABLE after a header
+	// without trailers are not: grpc-go makes them of a stream reset by a
+	// peer (RST_STREAM) or a connection broken after the header too.
 	endedAside
 	// endedByServer: the context alive, trailers with RateLimit fields,
 	// which a Server always sends: the server's status after its limiter
@@ -317,16 +327,40 @@ const (
 	endedByServer
 )
 
-// endOf returns how a call whose context is ctx and whose trailers are
-// trailer ended.
-func endOf(ctx context.Context, trailer metadata.MD) ending {
+// endOf returns how a call whose context is ctx, whose status is err and
+// whose header and trailers are header and trailer ended.
+func endOf(ctx context.Context, err error, header, trailer metadata.MD) ending {
 	switch {
-	case ctx.Err() != nil || len(trailer) == 0:
+	case ctx.Err() != nil:
 		return endedByClient
-	case hasRateLimit(trailer):
+	case len(trailer) > 0 && hasRateLimit(trailer):
 		return endedByServer
+	case len(trailer) > 0 || deadlineAfterHeader(ctx, err, header):
+		return endedAside
 	}
-	return endedAside
+	return endedByClient
+}
+
+// deadlineAfterHeader reports whether err, which came without trailers,
+// is the server's DEADLINE_EXCEEDED after its header, header, which has
+// no RateLimit fields: err has no quota detail and ctx's deadline, if it
+// has one, has not passed (grpc-go makes DEADLINE_EXCEEDED of a stream
+// reset once it has).
+func deadlineAfterHeader(ctx context.Context, err error, header metadata.MD) bool {
+	if len(header) == 0 || hasRateLimit(header) || status.Code(err) != codes.DeadlineExceeded {
+		return false
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return false
+	}
+	st, _ := status.FromError(err)
+	for _, d := range st.Details() {
+		switch d.(type) {
+		case *errdetails.RetryInfo, *errdetails.QuotaFailure:
+			return false
+		}
+	}
+	return true
 }
 
 // admitted finishes the stream's Send with its header, read by now with
@@ -398,8 +432,9 @@ func (s *pacedStream) SendMsg(m any) error {
 // its DEADLINE_EXCEEDED, is a call that may or may not have been counted
 // (Failed), unless the server ended it (its handler's own status, in
 // trailers with RateLimit fields: an answer), or the status came in
-// trailers of the server's side and neither they nor the header carry
-// RateLimit fields: an answer that tells a Pacer that has learned nothing
+// trailers of the server's side, or is DEADLINE_EXCEEDED after a header
+// (see endOf), and neither they nor the header carry RateLimit fields:
+// an answer that tells a Pacer that has learned nothing
 // yet that the server states no limit, and nothing of a quota, its call
 // perhaps held by the handler still (Aside). So is a call without the
 // server's metadata, or answered UNIMPLEMENTED, that has neither RateLimit

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -119,6 +120,62 @@ func TestAHandlersStatusOfAServerWithoutLimitsDoesNotSerializeItsCalls(t *testin
 				return nil
 			})
 		})
+	}
+}
+
+// A handler that sends its header (grpc.SendHeader, here with a trace id)
+// and then fails with DEADLINE_EXCEEDED (its own upstream timed out) sends
+// its status in trailers with no metadata of their own, and grpc-go hands
+// the client none. Its call's context alive, the client did not end it:
+// grpc-go makes DEADLINE_EXCEEDED only of the call's deadline, so the
+// server answered, and the calls that follow go together, as after the
+// same status sent trailers-only (above).
+func TestAHandlersDeadlineExceededAfterItsHeaderDoesNotSerializeItsCalls(t *testing.T) {
+	t.Parallel()
+	var f inFlight
+	conn := pacedConn(t, grpc.NewServer(grpc.ChainUnaryInterceptor(afterHeader(&f, 60*time.Millisecond, codes.DeadlineExceeded))))
+	together(t, &f, 8, func() error {
+		if _, err := say(context.Background(), conn, methodSay); status.Code(err) != codes.DeadlineExceeded {
+			return err
+		}
+		return nil
+	})
+}
+
+// CANCELLED and UNAVAILABLE without a quota detail after a header, without
+// trailers, are what grpc-go gives a call whose stream a peer reset
+// (RST_STREAM) or whose connection broke after the header as well: the
+// client cannot tell them from the handler's own status, which may or may
+// not have been counted, and a fresh Pacer stays fresh, sending each call
+// alone as its probe.
+func TestCancelledOrUnavailableAfterAHeaderDoNotOpenAFreshPacer(t *testing.T) {
+	t.Parallel()
+	for _, code := range []codes.Code{codes.Canceled, codes.Unavailable} {
+		t.Run(code.String(), func(t *testing.T) {
+			t.Parallel()
+			var f inFlight
+			conn := pacedConn(t, grpc.NewServer(grpc.ChainUnaryInterceptor(afterHeader(&f, 20*time.Millisecond, code))))
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Go(func() { say(context.Background(), conn, methodSay) })
+			}
+			wg.Wait()
+			if peak := f.peak.Load(); peak != 1 {
+				t.Errorf("%v after a header: the server held %d calls at once; want each sent alone", code, peak)
+			}
+		})
+	}
+}
+
+// afterHeader answers every unary call with code, after sending its header
+// and holding the call in f for d.
+func afterHeader(f *inFlight, d time.Duration, code codes.Code) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if err := grpc.SendHeader(ctx, metadata.Pairs("x-trace-id", "abc")); err != nil {
+			return nil, err
+		}
+		f.hold(d)
+		return nil, status.Error(code, "a dependency of the handler failed")
 	}
 }
 
