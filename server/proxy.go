@@ -258,15 +258,14 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 		sw.endTrailers(w.Header())
 		if sw.body != nil && sw.body.stop() && r.ProtoMajor == 1 {
 			// Answered before its body ended, on a connection the answer
-			// closes (see streamWriter.closeUnlessBodyOver): what is left
-			// of the body is read and dropped within read_timeout, the
-			// answer sent first. net/http would read it with no deadline.
-			rc.Flush()
-			var deadline time.Time
-			if conns.ReadTimeout > 0 {
-				deadline = time.Now().Add(conns.ReadTimeout)
-			}
-			rc.SetReadDeadline(deadline)
+			// closes (see streamWriter.closeUnlessBodyOver): the rest of
+			// the body is not read. The read the transport may wait in
+			// ends now, and the body is closed, so that net/http, which
+			// would read the rest with no deadline before it closes the
+			// connection, finds it ended: the answer ends, and the
+			// connection closes as net/http closes one whose body it left
+			// unread (the client has half a second to read the answer).
+			rc.SetReadDeadline(time.Now())
 			sw.body.ReadCloser.Close()
 		}
 	}), closeIdle, nil
