@@ -75,7 +75,7 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	proxy = markUpstream(proxy)
-	docs, err := newDocsPage(cfg)
+	docs, err := newDocsPage(cfg, s.docsLeases())
 	if err != nil {
 		return nil, fmt.Errorf("server: docs: %w", err)
 	}

@@ -8,11 +8,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/internal/calendartext"
+	"github.com/sluice-dev/sluice/internal/leasehold"
 )
 
 // docsPage is the client documentation generated from the live
@@ -25,6 +27,8 @@ import (
 // no limit applies to that a client could name in its Host), address, key
 // or user, no trusted proxy or header a trusted layer sets, no caller or
 // key name, no credential a rule matches (credentialHeader). An exempt plan's page says its clients are never limited.
+// A bucket the store in force leases from Redis is told by its shared
+// burst, as its RateLimit headers state it (docsLeases).
 type docsPage struct {
 	byPlan   map[string][]byte
 	def      string
@@ -117,7 +121,69 @@ type docsDegradation struct {
 	Example             string // a real 503, headers and body
 }
 
-func newDocsPage(cfg *config.Config) (*docsPage, error) {
+// docsLeases is what /docs is told of the leases of the store in force:
+// which limits it leases, by state ID (nil: none), and their longest life
+// (httplimit.Options.StoreLeased, StoreLeaseMaxAge).
+type docsLeases struct {
+	leased func(id string) bool
+	maxAge time.Duration
+}
+
+// docsLeases returns the leases of the store in force, as its
+// middlewares are told them (middlewareOptions).
+func (s *Server) docsLeases() docsLeases {
+	if s.opts.Leases == nil {
+		return docsLeases{}
+	}
+	leased, maxAge := storeLeased(s.opts.Config.Store.Redis)
+	return docsLeases{leased: leased, maxAge: maxAge}
+}
+
+// stated returns the limit whose figures clients are told for l, whose
+// state the store keeps under idPrefix and its ID ("" for a plan's or a
+// global limit, "<rule>." for a rule's): the limit the store's shared state
+// decides l by when it leases l as a bucket (leasehold.Of), whose burst is
+// the most l admits at once, else l. It is what the RateLimit headers state
+// (httplimit.Middleware.Stated), and differs from l in its burst alone.
+func (dl docsLeases) stated(l sluice.Limit, idPrefix string) sluice.Limit {
+	if dl.leased == nil || l.Err() != nil || !dl.leased(idPrefix+l.ID()) {
+		return l
+	}
+	maxAge := dl.maxAge
+	if maxAge <= 0 {
+		maxAge = leasehold.DefaultMaxAge
+	}
+	if shared, _, ok := leasehold.Of(l, maxAge); ok {
+		return shared
+	}
+	return l
+}
+
+// restate gives the limits of drs, described from cfg's rules of the same
+// names (describeRules, a limit per limit of the rule, in order), the notes
+// of the limits the store decides them by.
+func (dl docsLeases) restate(cfg *config.Config, drs []docsRule) {
+	if dl.leased == nil {
+		return
+	}
+	for i := range drs {
+		dr := &drs[i]
+		at := slices.IndexFunc(cfg.Rules, func(r httplimit.Rule) bool { return r.Name == dr.Name })
+		if at < 0 || len(cfg.Rules[at].Limits) != len(dr.Limits) {
+			continue
+		}
+		r := &cfg.Rules[at]
+		for j, l := range r.Limits {
+			if st := dl.stated(l, r.Name+"."); st != l {
+				dr.Limits[j].Note = describeLimit(st, false).Note // the note alone tells the burst
+			}
+		}
+	}
+}
+
+// newDocsPage builds the pages of cfg, served on a store whose leases are
+// leases.
+func newDocsPage(cfg *config.Config, leases docsLeases) (*docsPage, error) {
 	tmpl, err := docsTemplate()
 	if err != nil {
 		return nil, fmt.Errorf("the docs page's template: %w", err)
@@ -145,7 +211,7 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 		data.KeyPrefix = "Bearer "
 	}
 	for _, p := range cfg.Policy.Plans {
-		data.Plans = append(data.Plans, describePlan(cfg, p))
+		data.Plans = append(data.Plans, describePlan(cfg, p, leases))
 		for _, l := range p.Limits {
 			data.Concurrency = data.Concurrency || l.Algorithm() == sluice.AlgorithmConcurrency
 			data.Calendar = data.Calendar || l.Period() != 0
@@ -153,7 +219,7 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 	}
 	globalUnits := slices.ContainsFunc(cfg.Policy.Plans, countsUnits)
 	for _, l := range cfg.Policy.Global {
-		d := describeLimit(l, globalUnits)
+		d := describeLimit(leases.stated(l, ""), globalUnits)
 		d.Hidden = slices.Contains(cfg.Response.Hide, l.Name())
 		data.Global = append(data.Global, d)
 	}
@@ -170,9 +236,10 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 		d := data
 		d.Plan = p
 		d.Rules = describeRules(cfg, p.Name)
+		leases.restate(cfg, d.Rules)
 		d.Counted = describeCounts(cfg, cfg.Policy.Plan(p.Name))
 		if !p.Exempt { // an exempt plan's clients get no headers and no refusal to show
-			if d.Example, err = runExample(cfg, p.Name); err != nil {
+			if d.Example, err = runExample(cfg, p.Name, leases); err != nil {
 				return nil, fmt.Errorf("the %s plan's example: %w", p.Name, err)
 			}
 		}
@@ -196,7 +263,8 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 	return page, nil
 }
 
-func describePlan(cfg *config.Config, p *httplimit.Plan) docsPlan {
+// describePlan describes p, its limits as leases states them.
+func describePlan(cfg *config.Config, p *httplimit.Plan, leases docsLeases) docsPlan {
 	dp := docsPlan{Name: p.Name, Upgrade: p.Upgrade, Exempt: slices.Contains(cfg.ExemptPlans, p.Name)}
 	switch p.Name {
 	case cfg.Policy.DefaultPlan:
@@ -205,7 +273,7 @@ func describePlan(cfg *config.Config, p *httplimit.Plan) docsPlan {
 		dp.Role = "The plan of clients known only by their IP address."
 	}
 	for _, l := range p.Limits {
-		d := describeLimit(l, countsUnits(p))
+		d := describeLimit(leases.stated(l, ""), countsUnits(p))
 		d.Hidden = slices.Contains(cfg.Response.Hide, l.Name())
 		dp.Limits = append(dp.Limits, d)
 	}
@@ -228,7 +296,8 @@ func countsUnits(p *httplimit.Plan) bool {
 }
 
 // describeLimit describes l, whose quantity counts units when units is
-// true, else requests: what it allows and how it counts.
+// true, else requests: what it allows and how it counts. A bucket's note
+// tells l's burst: pass a leased bucket's shared limit (docsLeases.stated).
 func describeLimit(l sluice.Limit, units bool) docsLimit {
 	d := docsLimit{Name: l.Name(), Algorithm: l.Algorithm().String(), Rule: allowance(l, units)}
 	switch l.Algorithm() {

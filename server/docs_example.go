@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,19 +44,24 @@ type docsField struct {
 
 // runExample produces real headers and a real 429 body for plan: a fresh
 // client's first request, then another client's requests until one is
-// refused, the first of them spending the plan's smallest burst.
-func runExample(cfg *config.Config, plan string) (docsExample, error) {
+// refused, the first of them spending the plan's smallest burst. Where
+// leases says the store in force leases a bucket, the middleware states
+// its shared burst, as the live one does, and the example's store decides
+// it by that burst, as the shared state does (sharedExampleStore).
+func runExample(cfg *config.Config, plan string, leases docsLeases) (docsExample, error) {
 	var ex docsExample
 	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return at }
-	store := memory.New(memory.WithClock(clock), memory.WithSweepInterval(0))
+	store := &sharedExampleStore{Store: memory.New(memory.WithClock(clock), memory.WithSweepInterval(0))}
 	defer store.Close()
 	o := cfg.HTTPLimitOptions()
 	o.Clock, o.Logger = clock, slog.New(slog.NewTextHandler(io.Discard, nil))
+	o.StoreLeases, o.StoreLeased, o.StoreLeaseMaxAge = leases.leased != nil, leases.leased, leases.maxAge
 	mw, err := httplimit.New(sluice.NewLimiter(store), o)
 	if err != nil {
 		return ex, err
 	}
+	store.stated = mw.Stated
 	ctx := context.Background()
 	res, err := mw.DecideFor(ctx, httplimit.Requester{Subject: "docs-example-first", Plan: plan}, "GET", "/example", 1)
 	if err != nil {
@@ -71,7 +77,7 @@ func runExample(cfg *config.Config, plan string) (docsExample, error) {
 	smallest := int64(sluice.MaxQuantity)
 	for _, l := range append(p.Limits[:len(p.Limits):len(p.Limits)], cfg.Policy.Global...) {
 		if !l.Shadow() {
-			smallest = min(smallest, l.Burst())
+			smallest = min(smallest, leases.stated(l, "").Burst())
 		}
 	}
 	client := httplimit.Requester{Subject: "docs-example", Plan: plan}
@@ -97,6 +103,44 @@ func runExample(cfg *config.Config, plan string) (docsExample, error) {
 		break
 	}
 	return ex, nil
+}
+
+// sharedExampleStore is the example's store: it decides each check by the
+// limit the middleware states for it (httplimit.Middleware.Stated; nil:
+// the check's own), so that a bucket the store in force leases is decided
+// by its shared burst, as the shared state decides every check of it. It
+// holds no lease: what it reports remaining is what the shared state
+// would, with no units held by an instance.
+type sharedExampleStore struct {
+	*memory.Store
+	stated func(sluice.Limit) sluice.Limit
+}
+
+// Apply implements sluice.Store.
+func (s *sharedExampleStore) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	return s.Store.Apply(ctx, s.shared(checks), out)
+}
+
+// Refund implements sluice.Refunder.
+func (s *sharedExampleStore) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
+	return s.Store.Refund(ctx, s.shared(checks), charged)
+}
+
+// shared returns checks with each limit as stated, a copy when one differs.
+func (s *sharedExampleStore) shared(checks []sluice.Check) []sluice.Check {
+	if s.stated == nil {
+		return checks
+	}
+	cs := checks
+	for i := range checks {
+		if st := s.stated(checks[i].Limit); st != checks[i].Limit {
+			if &cs[0] == &checks[0] {
+				cs = slices.Clone(checks)
+			}
+			cs[i].Limit = st
+		}
+	}
+	return cs
 }
 
 // ietfFields reads the IETF RateLimit-Policy and RateLimit fields of h

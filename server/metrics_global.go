@@ -17,6 +17,12 @@ const globalPeekTimeout = time.Second
 // globalRemaining exports sluice_global_remaining_ratio: for each global
 // limit of the configuration in force (the reduced one while degraded),
 // the share of its burst that remains, read when Prometheus scrapes it.
+// For a bucket the store leases from Redis, that burst is its shared one
+// (httplimit.Middleware.Stated), the most it admits at once, and the peek
+// reads the shared state by the limit it decides by, so a spent bucket
+// reads 0 and a full one 1: Options.OverLimit, the cache in front of Redis
+// alone, is given that limit; the Store, whose leases decide a leased
+// bucket by it themselves (redis.Leased), the limit as configured.
 //
 // An alert on it (SluiceGlobalLimitNearExhaustion takes the lowest of the
 // fleet's instances) and the rules that tell the global limits by it need
@@ -36,7 +42,7 @@ type globalRemaining struct {
 
 func newGlobalRemaining(s *Server) *globalRemaining {
 	return &globalRemaining{s: s, desc: prometheus.NewDesc("sluice_global_remaining_ratio",
-		"Share of each global limit's burst left, read from the store at each scrape (1: untouched or refilled, 0: exhausted); absent while the store cannot be read.",
+		"Share of each global limit's burst (a leased bucket's: its shared burst) left, read from the store at each scrape (1: untouched or refilled, 0: exhausted); absent while the store cannot be read.",
 		[]string{"limit"}, nil)}
 }
 
@@ -49,13 +55,17 @@ func (g *globalRemaining) Collect(ch chan<- prometheus.Metric) {
 	if st == nil {
 		return
 	}
-	key, limits, err := st.deciderAt(g.s.ctl.Level()).SubjectLimits(httplimit.GlobalSubject, "")
+	mw := st.deciderAt(g.s.ctl.Level())
+	key, limits, err := mw.SubjectLimits(httplimit.GlobalSubject, "")
 	if err != nil || len(limits) == 0 {
 		return
 	}
 	checks := make([]sluice.Check, len(limits))
 	for i, l := range limits {
 		checks[i] = sluice.Check{Key: key, Limit: l} // cost 0: a peek
+		if g.s.shared != g.s.limiter {
+			checks[i].Limit = mw.Stated(l)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), globalPeekTimeout)
 	defer cancel()
@@ -65,11 +75,12 @@ func (g *globalRemaining) Collect(ch chan<- prometheus.Metric) {
 	}
 	seen := make(map[string]bool, len(limits))
 	for i, l := range limits {
-		if seen[l.Name()] || l.Burst() <= 0 {
+		b := mw.Stated(l).Burst()
+		if seen[l.Name()] || b <= 0 {
 			continue // one series a name, as the registry requires
 		}
 		seen[l.Name()] = true
 		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue,
-			float64(d.Statuses[i].Remaining)/float64(l.Burst()), l.Name())
+			float64(d.Statuses[i].Remaining)/float64(b), l.Name())
 	}
 }
