@@ -300,10 +300,16 @@ func (d *decoder) str(n *yaml.Node, path *yamlcheck.Path) string {
 	return d.YAML11Text(n, path)
 }
 
-// boolAt is Bool with the path as a *yamlcheck.Path.
+// boolAt is Bool with the path as a *yamlcheck.Path. A null (key: with
+// nothing after it, ~ or null) is false, as envoyproxy/ratelimit's YAML
+// library (yaml.v2) reads a null into a bool field; another text tagged
+// !!null is an error, as it is there.
 func (d *decoder) boolAt(n *yaml.Node, path *yamlcheck.Path) bool {
 	if v, ok := yamlcheck.YAML11Bool(n); ok {
 		return v
+	}
+	if d.NullAt(n, path) {
+		return false
 	}
 	return d.Bool(n, path.String())
 }
