@@ -57,24 +57,11 @@ func (r *Rules) Limits() []sluice.Limit {
 		return nil
 	}
 	var out []sluice.Limit
-	var walk func(n *node)
-	walk = func(n *node) {
-		if n.rule != nil && !n.rule.unlimited && !n.rule.blocked {
-			out = append(out, n.rule.limit)
+	r.eachRule(func(ru *rule) {
+		if !ru.unlimited && !ru.blocked {
+			out = append(out, ru.limit)
 		}
-		for _, c := range n.exact {
-			walk(c)
-		}
-		for _, c := range n.prefix {
-			walk(c.n)
-		}
-		for _, c := range n.wildcard {
-			walk(c)
-		}
-	}
-	for _, n := range r.domains {
-		walk(n)
-	}
+	})
 	return out
 }
 
@@ -312,12 +299,22 @@ func (r *Rules) StateLeases(leased func(id string) bool, maxAge time.Duration) {
 	if maxAge <= 0 {
 		maxAge = leasehold.DefaultMaxAge
 	}
-	var walk func(n *node)
-	walk = func(n *node) {
-		if ru := n.rule; ru != nil && !ru.unlimited && !ru.blocked && leased(ru.limit.ID()) {
+	r.eachRule(func(ru *rule) {
+		if !ru.unlimited && !ru.blocked && leased(ru.limit.ID()) {
 			if shared, _, ok := leasehold.Of(ru.limit, maxAge); ok {
 				ru.state(shared)
 			}
+		}
+	})
+}
+
+// eachRule calls f with every rule of r, domain by domain, each level's
+// before those deeper.
+func (r *Rules) eachRule(f func(*rule)) {
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n.rule != nil {
+			f(n.rule)
 		}
 		for _, c := range n.exact {
 			walk(c)

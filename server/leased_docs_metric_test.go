@@ -5,17 +5,12 @@ import (
 	"html"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/sluice-dev/sluice/config"
-	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -25,24 +20,7 @@ import (
 // noCache is true.
 func serveLeased(t *testing.T, conf string, noCache bool) *server.Server {
 	t.Helper()
-	rs := redistest.Standalone(t)
-	up := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	t.Cleanup(up.Close)
-	file := filepath.Join(t.TempDir(), "sluice.yaml")
-	text := "upstream: " + up.URL + "\nstore:\n  type: redis\n  redis: {addresses: [\"" + rs.Addr + "\"], timeout: 1s, lease: auto}\n" +
-		conf + testAdmin
-	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opened, err := server.OpenStore(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { opened.Close() })
+	cfg, opened := openLeasing(t, conf)
 	o := server.Options{Config: cfg, Store: opened.Store, Ready: opened.Ready,
 		Failover: opened.Failover, OverLimit: opened.Cache, Leases: opened.Leases,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}

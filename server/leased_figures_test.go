@@ -19,26 +19,9 @@ import (
 // lease's life, 25 s): its RateLimit-Policy and the decision API's
 // limits[].burst state 75. A bucket with lease: off states its own burst.
 func TestServeStatesALeasedBucketsSharedBurst(t *testing.T) {
-	rs := redistest.Standalone(t)
-	up := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	t.Cleanup(up.Close)
-	file := filepath.Join(t.TempDir(), "sluice.yaml")
-	text := "upstream: " + up.URL + "\nstore:\n  type: redis\n  redis: {addresses: [\"" + rs.Addr + "\"], timeout: 1s, lease: auto}\n" +
-		"plans:\n  free:\n    limits:\n" +
-		"      - {name: bucket, algorithm: token-bucket, quantity: 100, window: 100s}\n" +
-		"      - {name: own, algorithm: token-bucket, quantity: 1000, window: 100s, lease: off}\n" + testAdmin
-	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opened, err := server.OpenStore(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { opened.Close() })
+	cfg, opened := openLeasing(t, "plans:\n  free:\n    limits:\n"+
+		"      - {name: bucket, algorithm: token-bucket, quantity: 100, window: 100s}\n"+
+		"      - {name: own, algorithm: token-bucket, quantity: 1000, window: 100s, lease: off}\n")
 	srv, err := server.New(server.Options{Config: cfg, Store: opened.Store, Ready: opened.Ready,
 		Failover: opened.Failover, OverLimit: opened.Cache, Leases: opened.Leases})
 	if err != nil {
@@ -69,4 +52,30 @@ func TestServeStatesALeasedBucketsSharedBurst(t *testing.T) {
 	if len(a.Limits) != 2 || a.Limits[0].Burst != 75 || a.Limits[1].Burst != 1000 {
 		t.Errorf("/v1/check limits %+v, want bucket's burst 75 and own's 1000", a.Limits)
 	}
+}
+
+// openLeasing loads a configuration of body (plans, rules…) with an
+// upstream that answers every request 200 and a store on a Redis of its
+// own that leases (lease: auto), and opens the store, which t closes.
+func openLeasing(t *testing.T, body string) (*config.Config, *server.OpenedStore) {
+	t.Helper()
+	rs := redistest.Standalone(t)
+	up := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(up.Close)
+	file := filepath.Join(t.TempDir(), "sluice.yaml")
+	text := "upstream: " + up.URL + "\nstore:\n  type: redis\n  redis: {addresses: [\"" + rs.Addr + "\"], timeout: 1s, lease: auto}\n" +
+		body + testAdmin
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened, err := server.OpenStore(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { opened.Close() })
+	return cfg, opened
 }
