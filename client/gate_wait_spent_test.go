@@ -75,15 +75,9 @@ func TestAGatesKnownDelayBeyondMaxWaitIsNotWaited(t *testing.T) {
 	if err := gate.Wait(context.Background(), 1); err != nil { // the queue's next slot is ~18 ms away
 		t.Fatal(err)
 	}
-	base := &http.Transport{}
-	defer base.CloseIdleConnections()
-	hc := &http.Client{Transport: &client.Transport{Base: base, Gate: gate, Retry: client.RetryPolicy{MaxWait: 10 * time.Millisecond}}}
 	start := time.Now()
-	resp, err := hc.Get(srv.URL)
+	_, err := getThrough(srv.URL, gate, 10*time.Millisecond)
 	took := time.Since(start)
-	if err == nil {
-		resp.Body.Close()
-	}
 	if !errors.Is(err, client.ErrWaitTooLong) || calls.Load() != 0 {
 		t.Errorf("a Gate whose queue admits ~18 ms from now, MaxWait 10 ms: %v after %v, %d sent; want ErrWaitTooLong at once, nothing sent",
 			err, took.Round(time.Millisecond), calls.Load())
@@ -103,13 +97,7 @@ func TestAGatesKnownRefusalBeyondMaxWaitIsNotWaited(t *testing.T) {
 	if err := gate.Wait(context.Background(), 1); err != nil { // the next token is ~15 ms away
 		t.Fatal(err)
 	}
-	base := &http.Transport{}
-	defer base.CloseIdleConnections()
-	hc := &http.Client{Transport: &client.Transport{Base: base, Gate: gate, Retry: client.RetryPolicy{MaxWait: 10 * time.Millisecond}}}
-	resp, err := hc.Get(srv.URL)
-	if err == nil {
-		resp.Body.Close()
-	}
+	_, err := getThrough(srv.URL, gate, 10*time.Millisecond)
 	if !errors.Is(err, client.ErrWaitTooLong) || calls.Load() != 0 {
 		t.Errorf("a Gate that refuses for ~15 ms, MaxWait 10 ms: %v, %d sent; want ErrWaitTooLong at once, nothing sent", err, calls.Load())
 	}
@@ -139,13 +127,7 @@ func TestAKnownRefusalWhileWaitingForASlotIsNotWaitedPastMaxWait(t *testing.T) {
 		time.AfterFunc(2*time.Millisecond, held)
 		return gate.Wait(ctx, cost)
 	})
-	base := &http.Transport{}
-	defer base.CloseIdleConnections()
-	hc := &http.Client{Transport: &client.Transport{Base: base, Gate: asked, Retry: client.RetryPolicy{MaxWait: time.Millisecond}}}
-	resp, err := hc.Get(srv.URL)
-	if err == nil {
-		resp.Body.Close()
-	}
+	_, err = getThrough(srv.URL, asked, time.Millisecond)
 	if !errors.Is(err, client.ErrWaitTooLong) || calls.Load() != 0 {
 		t.Errorf("a Gate waiting for a slot, then refused by a token bucket for ~8 ms, MaxWait 1 ms: %v, %d sent; want ErrWaitTooLong, nothing sent",
 			err, calls.Load())
@@ -179,13 +161,7 @@ func TestAWaitInLineIsBoundedByMaxWait(t *testing.T) {
 		time.AfterFunc(8*time.Millisecond, leave)
 		return gate.Wait(ctx, cost)
 	})
-	base := &http.Transport{}
-	defer base.CloseIdleConnections()
-	hc := &http.Client{Transport: &client.Transport{Base: base, Gate: asked, Retry: client.RetryPolicy{MaxWait: time.Millisecond}}}
-	resp, err := hc.Get(srv.URL)
-	if err == nil {
-		resp.Body.Close()
-	}
+	_, err := getThrough(srv.URL, asked, time.Millisecond)
 	<-done
 	if !errors.Is(err, client.ErrWaitTooLong) || calls.Load() != 0 {
 		t.Errorf("in line behind a waiter that leaves after 8 ms, MaxWait 1 ms: %v, %d sent; want ErrWaitTooLong, nothing sent",

@@ -253,12 +253,20 @@ func TestALimiterGatesWaitCountsInMaxWaitBeforeARetry(t *testing.T) {
 // most maxWait, behind a Gate that admits at once when gated, and returns
 // the answer's status (0 with an error) and the error.
 func getWithin(url string, maxWait time.Duration, gated bool) (int, error) {
+	var gate client.Gate
+	if gated {
+		gate = client.NewLocalGate(sluice.TokenBucket(1000, time.Second))
+	}
+	return getThrough(url, gate, maxWait)
+}
+
+// getThrough sends a GET of url through a client.Transport of gate (none
+// when nil) and a MaxWait of maxWait, on connections of its own, and
+// returns the answer's status, its body closed.
+func getThrough(url string, gate client.Gate, maxWait time.Duration) (int, error) {
 	base := &http.Transport{}
 	defer base.CloseIdleConnections()
-	tr := &client.Transport{Base: base, Retry: client.RetryPolicy{MaxWait: maxWait}}
-	if gated {
-		tr.Gate = client.NewLocalGate(sluice.TokenBucket(1000, time.Second))
-	}
+	tr := &client.Transport{Base: base, Gate: gate, Retry: client.RetryPolicy{MaxWait: maxWait}}
 	resp, err := (&http.Client{Transport: tr}).Get(url)
 	if err != nil {
 		return 0, err
